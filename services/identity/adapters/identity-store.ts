@@ -1,0 +1,17 @@
+import { DocumentStore } from '../../shared/store/port';
+import { AccountRecord, ApiKeyRecord, IdentityStore, MembershipRecord, SessionRecord, UserRecord } from '../ports/identity-store';
+
+export function identityStore(store: DocumentStore): IdentityStore {
+  return {
+    users: store.collection<UserRecord>({ name: 'users', uniqueKeys: (u) => [`email:${u.email}`], indexes: [['email']] }),
+    accounts: store.collection<AccountRecord>({ name: 'accounts' }),
+    memberships: store.collection<MembershipRecord>({
+      name: 'memberships',
+      uniqueKeys: (m) => [`member:${m.user_id}:${m.account_id}`],
+      indexes: [['user_id', 'account_id']],
+    }),
+    apiKeys: store.collection<ApiKeyRecord>({ name: 'api_keys', uniqueKeys: (k) => [`hash:${k.token_hash}`], indexes: [['token_hash']] }),
+    sessions: store.collection<SessionRecord>({ name: 'sessions' }),
+    nextId: (kind) => store.nextId(`identity.${kind}`),
+  };
+}

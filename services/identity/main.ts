@@ -1,0 +1,4 @@
+import { runService } from '../shared/bootstrap';
+import { identityModule } from './module';
+
+void runService(identityModule);

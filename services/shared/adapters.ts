@@ -1,0 +1,37 @@
+// Binds each port to its adapter: embedded engines when no engine URL is configured, real engines otherwise.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { EventBus } from './bus/port';
+import { MemoryEventBus } from './bus/memory';
+import { KafkaEventBus } from './bus/kafka';
+import { EngineUrls } from './config';
+import { DocumentStore } from './store/port';
+import { SqliteDocumentStore } from './store/sqlite';
+import { MongoDocumentStore } from './store/mongo';
+
+export interface Adapters {
+  store: DocumentStore;
+  bus: EventBus;
+  close(): Promise<void>;
+}
+
+export async function bindAdapters(options: { dataDir?: string; engines: EngineUrls; clientId: string }): Promise<Adapters> {
+  const { engines } = options;
+  let store: DocumentStore;
+  if (engines.mongoUrl) {
+    store = await MongoDocumentStore.connect(engines.mongoUrl);
+  } else {
+    if (!options.dataDir) throw new Error('DATA_DIR is required without MONGO_URL');
+    mkdirSync(options.dataDir, { recursive: true });
+    store = new SqliteDocumentStore(path.join(options.dataDir, 'invoicing.db'));
+  }
+  const bus: EventBus = engines.kafkaBrokers?.length ? new KafkaEventBus(engines.kafkaBrokers, options.clientId) : new MemoryEventBus();
+  return {
+    store,
+    bus,
+    close: async () => {
+      await bus.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// Distributed adapter of the event-bus port: Apache Kafka via kafkajs. Messages are keyed by account id
+// (ordered per workspace); the producer is idempotent and waits for all in-sync replicas.
+import { Consumer, Kafka, logLevel, Producer } from 'kafkajs';
+import { BusMessage, EventBus, Handler, SubscribeOptions, Subscription } from './port';
+
+export class KafkaEventBus implements EventBus {
+  private readonly kafka: Kafka;
+  private producer?: Promise<Producer>;
+  private readonly consumers = new Set<Consumer>();
+  private readonly knownTopics = new Set<string>();
+
+  constructor(brokers: string[], clientId: string, private readonly partitions = 3) {
+    this.kafka = new Kafka({ brokers, clientId, logLevel: logLevel.NOTHING, retry: { retries: 8, initialRetryTime: 200 } });
+  }
+
+  private async ensureTopic(topic: string): Promise<void> {
+    if (this.knownTopics.has(topic)) return;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ topics: [{ topic, numPartitions: this.partitions }], waitForLeaders: true });
+    } finally {
+      await admin.disconnect();
+    }
+    this.knownTopics.add(topic);
+  }
+
+  private getProducer(): Promise<Producer> {
+    this.producer ??= (async () => {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await producer.connect();
+      return producer;
+    })().catch((err) => {
+      this.producer = undefined;
+      throw err;
+    });
+    return this.producer;
+  }
+
+  async publish(topic: string, messages: BusMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.ensureTopic(topic);
+    const producer = await this.getProducer();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value) })),
+    });
+  }
+
+  async subscribe(topic: string, options: SubscribeOptions, handler: Handler): Promise<Subscription> {
+    await this.ensureTopic(topic);
+    const consumer = this.kafka.consumer({ groupId: options.group, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 100 });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
+    let joined!: () => void;
+    const ready = new Promise<void>((resolve) => (joined = resolve));
+    const stopListening = consumer.on(consumer.events.GROUP_JOIN, () => joined());
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        await handler({ key: message.key?.toString() ?? '', value: message.value ?? new Uint8Array() });
+      },
+    });
+    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    stopListening();
+    this.consumers.add(consumer);
+    return {
+      close: async () => {
+        this.consumers.delete(consumer);
+        await consumer.disconnect();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((c) => c.disconnect()));
+    this.consumers.clear();
+    if (this.producer) await (await this.producer).disconnect().catch(() => undefined);
+  }
+}

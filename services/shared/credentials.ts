@@ -1,0 +1,87 @@
+// Credential formats and scopes (spec §5), shared by the identity service (which issues and verifies)
+// and the gateway (which rejects malformed tokens before any lookup).
+import { createHash } from 'node:crypto';
+
+export const TOKEN_PREFIX = 'inv';
+export type TokenKind = 'pat' | 'live' | 'test';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const RANDOM_LENGTH = 32; // ~190 bits
+const CHECKSUM_LENGTH = 6;
+const TOKEN_RE = new RegExp(`^${TOKEN_PREFIX}_(pat|live|test)_([0-9A-Za-z]{${RANDOM_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
+
+function crc32(text: string): number {
+  let crc = ~0;
+  for (const byte of Buffer.from(text)) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return ~crc >>> 0;
+}
+
+function base62(value: number, width: number): string {
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
+}
+
+function checksum(kind: TokenKind, random: string): string {
+  return base62(crc32(`${TOKEN_PREFIX}_${kind}_${random}`), CHECKSUM_LENGTH);
+}
+
+/** Mints a token from random bytes (the caller supplies them so the function stays pure). */
+export function mintToken(kind: TokenKind, randomBytes: Uint8Array): string {
+  if (randomBytes.length < RANDOM_LENGTH) throw new Error('need at least 32 random bytes');
+  const random = Array.from(randomBytes.slice(0, RANDOM_LENGTH), (b) => ALPHABET[b % 62]).join('');
+  return `${TOKEN_PREFIX}_${kind}_${random}${checksum(kind, random)}`;
+}
+
+/** The kind of a well-formed API token with a valid checksum, else undefined. */
+export function parseApiToken(token: string): TokenKind | undefined {
+  const match = TOKEN_RE.exec(token);
+  if (!match) return undefined;
+  const kind = match[1] as TokenKind;
+  return checksum(kind, match[2]) === match[3] ? kind : undefined;
+}
+
+const JWT_RE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export function looksLikeJwt(token: string): boolean {
+  return token.length < 4096 && JWT_RE.test(token);
+}
+
+/** Tokens are high-entropy, so a plain SHA-256 is enough to store them (no KDF needed). */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export const RESOURCES = [
+  'invoices',
+  'credit_notes',
+  'proformas',
+  'quotes',
+  'expenses',
+  'contacts',
+  'bank_accounts',
+  'accounts',
+] as const;
+export type Resource = (typeof RESOURCES)[number];
+export type Access = 'read' | 'write' | 'manage';
+const LEVEL: Record<Access, number> = { read: 1, write: 2, manage: 3 };
+
+export const ALL_SCOPES: string[] = RESOURCES.flatMap((r) => (['read', 'write', 'manage'] as const).map((a) => `${a}:${r}`));
+
+export function isKnownScope(scope: string): boolean {
+  return ALL_SCOPES.includes(scope);
+}
+
+/** `manage` implies `write` implies `read`, per resource. */
+export function hasScope(granted: readonly string[], access: Access, resource: Resource): boolean {
+  return granted.some((scope) => {
+    const [a, r] = scope.split(':');
+    return r === resource && a in LEVEL && LEVEL[a as Access] >= LEVEL[access];
+  });
+}

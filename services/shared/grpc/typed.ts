@@ -1,0 +1,86 @@
+// Typed, promise-based views of ts-proto's grpc-js service definitions: handlers are async functions
+// that return a response or throw (DomainError), clients return promises and throw RemoteCallError.
+import * as grpc from '@grpc/grpc-js';
+import { randomUUID } from 'node:crypto';
+import { Logger } from '../logger';
+import { fromServiceError, toServiceError } from './errors';
+
+export const REQUEST_ID = 'x-request-id';
+
+type Unary<Req, Res> = grpc.MethodDefinition<Req, Res>;
+
+export interface CallContext {
+  requestId: string;
+  log: Logger;
+}
+
+export type AsyncHandlers<S> = {
+  [K in keyof S]: S[K] extends Unary<infer Req, infer Res> ? (request: Req, ctx: CallContext) => Promise<Res> : never;
+};
+
+export type AsyncClient<S> = {
+  [K in keyof S]: S[K] extends Unary<infer Req, infer Res> ? (request: Req, call?: CallOptions) => Promise<Res> : never;
+};
+
+export interface CallOptions {
+  requestId?: string;
+  /** Milliseconds; default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface ServiceBinding {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+  /** Fully-qualified name reported by gRPC health checking. */
+  name: string;
+}
+
+/** Adapts async handlers to grpc-js; every error leaves through toServiceError. */
+export function implement<S extends grpc.ServiceDefinition>(
+  name: string,
+  definition: S,
+  handlers: AsyncHandlers<S>,
+  log: Logger,
+): ServiceBinding {
+  const implementation: grpc.UntypedServiceImplementation = {};
+  for (const method of Object.keys(definition)) {
+    const handler = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method];
+    implementation[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const requestId = String(call.metadata.get(REQUEST_ID)[0] ?? randomUUID());
+      const ctx: CallContext = { requestId, log: log.child({ request_id: requestId, rpc: method }) };
+      handler(call.request, ctx).then(
+        (response) => callback(null, response),
+        (err: unknown) => {
+          const { error, expected } = toServiceError(err);
+          if (!expected) ctx.log.error({ err }, 'unexpected error');
+          callback(error as grpc.ServiceError, null);
+        },
+      );
+    };
+  }
+  return { definition, implementation, name };
+}
+
+const channelOptions: grpc.ChannelOptions = {
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.max_receive_message_length': 32 * 1024 * 1024,
+};
+
+/** A promise-based client for one service at `address` (host:port). */
+export function connect<S extends grpc.ServiceDefinition>(definition: S, serviceName: string, address: string): AsyncClient<S> & { close(): void } {
+  const Ctor = grpc.makeGenericClientConstructor(definition, serviceName);
+  const client = new Ctor(address, grpc.credentials.createInsecure(), channelOptions) as unknown as Record<string, Function> & grpc.Client;
+  const typed: Record<string, unknown> = { close: () => client.close() };
+  for (const method of Object.keys(definition)) {
+    typed[method] = (request: unknown, call: CallOptions = {}) =>
+      new Promise((resolve, reject) => {
+        const metadata = new grpc.Metadata();
+        if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
+        const deadline = Date.now() + (call.timeoutMs ?? 10_000);
+        client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) =>
+          err ? reject(fromServiceError(err)) : resolve(res),
+        );
+      });
+  }
+  return typed as AsyncClient<S> & { close(): void };
+}

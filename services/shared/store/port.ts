@@ -1,0 +1,96 @@
+// The document-store port every service persists through. Two adapters implement it — SQLite
+// (embedded) and MongoDB-compatible via mongoose (distributed) — and one contract suite
+// (test/contract/store.contract.ts) runs against both. The contract stays within single-document
+// atomicity, so the Mongo adapter needs no multi-document transactions.
+
+export interface StoredDoc {
+  id: number;
+  /** Incremented on every update; the compare-and-set token of `update`. */
+  version: number;
+}
+
+export type Scalar = string | number | boolean | null;
+/** Equality on top-level fields; `null` matches a missing field too. */
+export type Where = Record<string, Scalar>;
+
+export interface ListQuery {
+  where: Where;
+  /** Fields sorted descending before id (which always comes last, descending). */
+  orderBy?: string[];
+  /** Keyset: only rows strictly after this position (values of orderBy…, then id). */
+  after?: Array<string | number>;
+  limit: number;
+  /** Case-sensitive literal substring of a field the service keeps normalised (e.g. lower-cased). */
+  contains?: { field: string; text: string };
+}
+
+export interface CollectionSpec<T> {
+  name: string;
+  /** Keys that must be unique across the collection, derived from a document (e.g. `iban:12:live:DE89…`). */
+  uniqueKeys?: (doc: T) => string[];
+  /** Field lists commonly filtered on, for indexes. */
+  indexes?: string[][];
+}
+
+export interface Collection<T extends StoredDoc> {
+  /** Inserts with version 1. Throws UniqueViolation when a unique key is taken, DuplicateId when the id is. */
+  insert(doc: Omit<T, 'version'>): Promise<T>;
+  get(id: number): Promise<T | null>;
+  findOne(where: Where): Promise<T | null>;
+  list(query: ListQuery): Promise<T[]>;
+  count(where: Where): Promise<number>;
+  /** Writes `doc` as version+1 if the stored version still equals doc.version, else throws VersionConflict. */
+  update(doc: T): Promise<T>;
+}
+
+export interface DocumentStore {
+  collection<T extends StoredDoc>(spec: CollectionSpec<T>): Collection<T>;
+  /** Atomic, strictly increasing counter (1, 2, …) per sequence name, never above 2^53-1. */
+  nextId(sequence: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class UniqueViolation extends Error {
+  constructor(readonly key: string) {
+    super(`unique key taken: ${key}`);
+    this.name = 'UniqueViolation';
+  }
+}
+
+export class VersionConflict extends Error {
+  constructor(readonly collection: string, readonly id: number) {
+    super(`${collection}/${id} was changed concurrently`);
+    this.name = 'VersionConflict';
+  }
+}
+
+export class DuplicateId extends Error {
+  constructor(readonly collection: string, readonly id: number) {
+    super(`${collection}/${id} already exists`);
+    this.name = 'DuplicateId';
+  }
+}
+
+/**
+ * Read-modify-write with optimistic concurrency: re-reads and re-applies `change` when another writer
+ * got there first. `change` returns the new document, or null to leave it untouched.
+ */
+export async function mutate<T extends StoredDoc>(
+  collection: Collection<T>,
+  id: number,
+  change: (current: T) => T | null | Promise<T | null>,
+  attempts = 20,
+): Promise<T | null> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const current = await collection.get(id);
+    if (!current) return null;
+    const next = await change(current);
+    if (!next) return current;
+    try {
+      return await collection.update(next);
+    } catch (err) {
+      if (!(err instanceof VersionConflict)) throw err;
+    }
+  }
+  throw new VersionConflict('mutate', id);
+}
