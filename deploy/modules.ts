@@ -1,0 +1,7 @@
+// Every service module, in start order (a service's peers start before it).
+import { identityModule } from '../services/identity/module';
+import { ServiceModule } from '../services/shared/module';
+
+export const serviceModules: ServiceModule[] = [identityModule];
+
+export type ServiceName = 'identity' | 'contacts';

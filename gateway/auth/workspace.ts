@@ -1,0 +1,67 @@
+// Workspace resolution for /accounts/:account_id routes (spec §5, §7): token/workspace mismatch → 403,
+// non-member → 404, no active subscription → 402, suspended workspace → 403 on mutations.
+import { LRUCache } from 'lru-cache';
+import { CredentialType, IdentityServiceService, Principal, Subscription } from '../../gen/invoicing/identity/v1/identity';
+import { AsyncClient } from '../../services/shared/grpc/typed';
+import { RemoteCallError } from '../../services/shared/grpc/errors';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { HttpError } from '../http/errors';
+import { Tenant } from '../http/context';
+
+export interface AccountAccess {
+  account_id: number;
+  suspended: boolean;
+  subscription: Subscription;
+}
+
+export class WorkspaceAccess {
+  private readonly cache: LRUCache<string, AccountAccess>;
+
+  constructor(
+    private readonly identity: AsyncClient<typeof IdentityServiceService>,
+    ttlMs: number,
+    private readonly upgradeUrl: (accountId: number) => string,
+  ) {
+    this.cache = new LRUCache<string, AccountAccess>({ max: 50_000, ttl: ttlMs });
+  }
+
+  private async lookup(userId: number, accountId: number, requestId: string): Promise<AccountAccess | null> {
+    const key = `${accountId}:${userId}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    try {
+      const res = await this.identity.getAccountAccess({ user_id: userId, account_id: accountId }, { requestId });
+      const access: AccountAccess = {
+        account_id: res.account_id,
+        suspended: res.suspended,
+        subscription: res.subscription ?? { active: false, features: [], caps: {}, quotas: {} },
+      };
+      this.cache.set(key, access);
+      return access;
+    } catch (err) {
+      if (err instanceof RemoteCallError && err.status === GrpcStatus.NOT_FOUND) return null;
+      throw err;
+    }
+  }
+
+  async resolve(principal: Principal, accountId: number, mutation: boolean, requestId: string): Promise<{ tenant: Tenant; access: AccountAccess }> {
+    const workspaceToken = principal.credential_type === CredentialType.CREDENTIAL_TYPE_WORKSPACE_TOKEN;
+    if (workspaceToken && principal.account_id !== accountId) {
+      throw new HttpError(403, 'account_mismatch', 'this workspace token belongs to another workspace');
+    }
+    const access = await this.lookup(workspaceToken ? 0 : principal.user_id, accountId, requestId);
+    if (!access) throw new HttpError(404, 'resource_not_found', 'account not found');
+    if (!access.subscription.active) {
+      throw new HttpError(402, 'subscription_inactive', 'this workspace has no active subscription', {
+        upgrade_url: this.upgradeUrl(accountId),
+      });
+    }
+    if (access.suspended && mutation) throw new HttpError(403, 'workspace_suspended', 'this workspace is suspended; it is read-only');
+    return { tenant: { account_id: accountId, livemode: principal.livemode }, access };
+  }
+
+  evictAccount(accountId: number): void {
+    const prefix = `${accountId}:`;
+    for (const key of [...this.cache.keys()]) if (key.startsWith(prefix)) this.cache.delete(key);
+  }
+}

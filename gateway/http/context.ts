@@ -1,0 +1,27 @@
+// What a route handler gets: the authenticated principal, the resolved tenant and the parsed request.
+import type { Request } from 'express';
+import { Principal } from '../../gen/invoicing/identity/v1/identity';
+import { AccountAccess } from '../auth/workspace';
+
+export interface Tenant {
+  account_id: number;
+  livemode: boolean;
+}
+
+export interface RequestContext {
+  requestId: string;
+  principal: Principal;
+  /** Set on /accounts/:account_id routes after workspace resolution. */
+  tenant?: Tenant;
+  access?: AccountAccess;
+  params: Record<string, string>;
+  query: Request['query'];
+  body: unknown;
+  req: Request;
+}
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}

@@ -1,0 +1,6 @@
+// The gateway's route table: every /api/v1 operation, one module per resource.
+import { authRoutes } from './auth';
+import { RouteSpec } from './route';
+import { userRoutes } from './user';
+
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes];

@@ -1,0 +1,190 @@
+// The edge gateway: express app, authentication, scopes, workspace resolution, request validation
+// against the OpenAPI document, and forwarding to gRPC services through the route table.
+import express, { NextFunction, Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { EventBus, TOPICS } from '../services/shared/bus/port';
+import { hasScope } from '../services/shared/credentials';
+import { fromMessage } from '../services/shared/events';
+import { RemoteCallError } from '../services/shared/grpc/errors';
+import { checkHealth } from '../services/shared/grpc/server';
+import { Logger } from '../services/shared/logger';
+import { PrincipalCache } from './auth/principals';
+import { WorkspaceAccess } from './auth/workspace';
+import { GatewayClients, ServiceAddresses } from './clients';
+import { RequestContext } from './http/context';
+import { HttpError, httpErrorFromRemote } from './http/errors';
+import { pathId } from './http/ids';
+import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator } from './openapi/document';
+import { docsPage } from './openapi/docs-page';
+import { allRoutes } from './routes';
+import { isAccountScoped, RouteSpec } from './routes/route';
+
+export interface GatewayOptions {
+  clients: GatewayClients;
+  addresses: ServiceAddresses;
+  bus: EventBus;
+  log: Logger;
+  /** Principal and workspace-access cache lifetime; revocations evict earlier through the bus. */
+  cacheTtlMs?: number;
+  upgradeUrl?: string;
+  instanceId?: string;
+}
+
+export interface Gateway {
+  app: express.Express;
+  listen(port: number, host?: string): Promise<http.Server>;
+  close(): Promise<void>;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const { clients, log } = options;
+  const ttl = options.cacheTtlMs ?? 60_000;
+  const upgradeBase = options.upgradeUrl ?? 'https://invoicing.example.com/settings/billing';
+  const upgradeUrl = (accountId: number) => `${upgradeBase}?account_id=${accountId}`;
+  const principals = new PrincipalCache(clients.identity, ttl);
+  const workspaces = new WorkspaceAccess(clients.identity, ttl, upgradeUrl);
+  const openapi = new OpenApiValidator(loadOpenApi());
+
+  // Every gateway replica sees every identity event (a consumer group of its own).
+  const subscription = await options.bus.subscribe(
+    TOPICS.identity,
+    { group: `gateway-${options.instanceId ?? randomUUID()}` },
+    async (message) => {
+      const event = fromMessage(message);
+      if (event.credential_revoked) principals.evictCredential(event.credential_revoked.credential_id);
+      if (event.workspace_changed) workspaces.evictAccount(event.workspace_changed.account_id);
+    },
+  );
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const inbound = req.header('x-request-id');
+    const requestId = inbound && REQUEST_ID_RE.test(inbound) ? inbound : `req_${randomUUID().replace(/-/g, '')}`;
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const entries = Object.entries(options.addresses);
+    const results = await Promise.all(entries.map(async ([name, address]) => [name, await checkHealth(address)] as const));
+    const ready = results.every(([, status]) => status === 'SERVING');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', services: Object.fromEntries(results) });
+  });
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(openapi.doc);
+  });
+  const docs = docsPage(openapi.doc);
+  app.get('/docs', (_req, res) => {
+    res.type('html').send(docs);
+  });
+
+  const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
+  const router = express.Router();
+  for (const route of allRoutes) {
+    router[route.method](route.path, handler(route));
+  }
+  app.use('/api/v1', router);
+
+  app.use((_req: Request, _res: Response, next: NextFunction) => {
+    next(new HttpError(404, 'route_not_found', 'no such endpoint'));
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    sendError(res, toHttpError(err, res.locals.requestId as string));
+  });
+
+  function toHttpError(err: unknown, requestId: string): HttpError {
+    if (err instanceof HttpError) return err;
+    if (err instanceof RemoteCallError) return httpErrorFromRemote(err, upgradeBase);
+    const parseError = err as { type?: string; status?: number };
+    if (parseError.type === 'entity.parse.failed') return new HttpError(400, 'malformed_json', 'the request body is not valid JSON');
+    if (parseError.type === 'entity.too.large') return new HttpError(413, 'body_too_large', 'the request body is too large');
+    if (parseError.status && parseError.status >= 400 && parseError.status < 500) {
+      return new HttpError(parseError.status, 'bad_request', 'the request could not be read');
+    }
+    log.error({ err, request_id: requestId }, 'unhandled error');
+    return new HttpError(500, 'internal_error', 'internal error');
+  }
+
+  function sendError(res: Response, err: HttpError): void {
+    if (err.status === 402 && !err.extra.upgrade_url) err.extra.upgrade_url = upgradeBase;
+    res.status(err.status).json({ error: { code: err.code, message: err.message, request_id: res.locals.requestId, ...err.extra } });
+  }
+
+  function handler(route: RouteSpec) {
+    const apiPath = openApiPath(route.path);
+    const validateBody = openapi.requestBody(route.method, apiPath);
+    if (!openapi.operation(route.method, apiPath)) throw new Error(`route ${route.method} ${route.path} is missing from the OpenAPI document`);
+    const mutation = route.method !== 'get';
+    return async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const requestId = res.locals.requestId as string;
+        const principal =
+          route.authenticated === false ? undefined : await principals.resolve(req.header('authorization'), requestId);
+        if (principal && route.scope && !hasScope(principal.scopes, route.scope[0], route.scope[1])) {
+          const needed = `${route.scope[0]}:${route.scope[1]}`;
+          throw new HttpError(403, 'insufficient_scope', `this credential lacks the ${needed} scope`, { required_scope: needed });
+        }
+        const ctx: RequestContext = {
+          requestId,
+          principal: principal!,
+          params: req.params as Record<string, string>,
+          query: req.query,
+          body: req.body,
+          req,
+        };
+        if (principal && isAccountScoped(route)) {
+          const resolved = await workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
+          ctx.tenant = resolved.tenant;
+          ctx.access = resolved.access;
+        }
+        // Bodies are read after authentication, so an anonymous caller learns nothing but 401.
+        await new Promise<void>((resolve, reject) => json(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+        ctx.body = req.body;
+        if (validateBody) {
+          const body = req.body === undefined ? {} : req.body;
+          if (!validateBody(body)) {
+            const problem = describeAjvError(validateBody.errors![0]);
+            throw new HttpError(422, problem.code, problem.message, { field: problem.field });
+          }
+          ctx.body = body;
+        }
+        const result = await route.handle(ctx, clients);
+        for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+        if (result.body === undefined) res.status(result.status).end();
+        else res.status(result.status).json(result.body);
+      } catch (err) {
+        next(err);
+      }
+    };
+  }
+
+  let server: http.Server | undefined;
+  return {
+    app,
+    listen: (port, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+        server.once('error', reject);
+        server.listen(port, host, () => resolve(server!));
+      }),
+    close: async () => {
+      await subscription.close();
+      if (server) {
+        const closing = new Promise((resolve) => server!.close(resolve));
+        server.closeAllConnections?.();
+        await closing;
+      }
+    },
+  };
+}
