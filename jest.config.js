@@ -1,0 +1,26 @@
+// Projects: unit (pure domain), contract (each port against every adapter), and the black-box API
+// suite twice — against the embedded mode and against the distributed mode on real engines.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
+const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  testTimeout: 60_000,
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'contract-embedded', testMatch: ['<rootDir>/test/contract/**/*.embedded.test.ts'] },
+    { ...common, displayName: 'contract-real', testMatch: ['<rootDir>/test/contract/**/*.real.test.ts'] },
+    {
+      ...common,
+      displayName: 'api-embedded',
+      testMatch: ['<rootDir>/test/api/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/mode-embedded.ts'],
+    },
+    {
+      ...common,
+      displayName: 'api-distributed',
+      testMatch: ['<rootDir>/test/api/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/mode-distributed.ts'],
+    },
+  ],
+};

@@ -1,0 +1,1 @@
+process.env.API_MODE = 'embedded';

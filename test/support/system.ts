@@ -1,0 +1,161 @@
+// Starts the whole system as child processes, the way users run it: embedded (one process, data in a
+// temporary DATA_DIR) or distributed (one process per service plus the gateway, on the real engines).
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { serviceModules } from '../../deploy/modules';
+import { isolatedMongoUrl, realEngineEnv } from './real-engines';
+
+const root = path.resolve(__dirname, '../..');
+const dist = (file: string) => path.join(root, 'dist', file);
+
+export type Mode = 'embedded' | 'distributed';
+
+export interface System {
+  mode: Mode;
+  baseUrl: string;
+  /** Environment under which the admin CLI finds this system. */
+  cliEnv: Record<string, string>;
+  /** Runs the admin CLI; resolves with its JSON output, rejects with its stderr on failure. */
+  cli(...args: string[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Runs the CLI and returns exit code and output, for tests of its failures. */
+  cliRaw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  stop(): Promise<void>;
+  /** Stops and starts again on the same data (embedded: same DATA_DIR; distributed: same database). */
+  restart(): Promise<void>;
+}
+
+export interface StartOptions {
+  mode?: Mode;
+  env?: Record<string, string>;
+}
+
+interface Proc {
+  child: ChildProcess;
+  port: number;
+}
+
+function startProcess(script: string, env: Record<string, string>, label: string): Promise<Proc> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], {
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${label} did not become ready in 60 s\n${out}\n${err}`));
+    }, 60_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve({ child, port: JSON.parse(line).port as number });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited with ${code}\n${out}\n${err}`));
+    });
+  });
+}
+
+function stopProcess(proc: Proc): Promise<void> {
+  return new Promise((resolve) => {
+    if (proc.child.exitCode !== null) return resolve();
+    const kill = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
+    proc.child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    proc.child.kill('SIGTERM');
+  });
+}
+
+function runCli(env: Record<string, string>, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [dist('deploy/cli/main.js'), ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+export function currentMode(): Mode {
+  return (process.env.API_MODE as Mode) ?? 'embedded';
+}
+
+export async function startSystem(options: StartOptions = {}): Promise<System> {
+  const mode = options.mode ?? currentMode();
+  const extraEnv = options.env ?? {};
+  let procs: Proc[] = [];
+  let baseUrl = '';
+  let cliEnv: Record<string, string> = {};
+  let launch: () => Promise<void>;
+
+  if (mode === 'embedded') {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
+    cliEnv = { DATA_DIR: dataDir, IDENTITY_ADDR: '' };
+    launch = async () => {
+      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system');
+      procs = [proc];
+      baseUrl = `http://127.0.0.1:${proc.port}`;
+    };
+  } else {
+    const engines = realEngineEnv();
+    const shared = {
+      ...engines,
+      MONGO_URL: isolatedMongoUrl(engines.MONGO_URL, `inv_${randomBytes(6).toString('hex')}`),
+      JWT_SECRET: randomBytes(32).toString('base64url'),
+      CURSOR_SECRET: randomBytes(32).toString('base64url'),
+      URL_SECRET: randomBytes(32).toString('base64url'),
+      ...extraEnv,
+    };
+    launch = async () => {
+      const addresses: Record<string, string> = {};
+      procs = [];
+      for (const module of serviceModules) {
+        const peers = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
+        const proc = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...peers, SERVICE: module.name, GRPC_PORT: '0' }, module.name);
+        procs.push(proc);
+        addresses[module.name] = `127.0.0.1:${proc.port}`;
+      }
+      const addrEnv = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
+      const gateway = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...addrEnv, SERVICE: 'gateway', PORT: '0' }, 'gateway');
+      procs.push(gateway);
+      baseUrl = `http://127.0.0.1:${gateway.port}`;
+      cliEnv = addrEnv;
+    };
+  }
+  await launch();
+
+  const system: System = {
+    mode,
+    get baseUrl() {
+      return baseUrl;
+    },
+    get cliEnv() {
+      return cliEnv;
+    },
+    cliRaw: (...args) => runCli(cliEnv, args),
+    cli: async (...args) => {
+      const result = await runCli(cliEnv, args);
+      if (result.code !== 0) throw new Error(`invoicing ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+      return JSON.parse(result.stdout);
+    },
+    stop: async () => {
+      for (const proc of [...procs].reverse()) await stopProcess(proc);
+    },
+    restart: async () => {
+      await system.stop();
+      await launch();
+    },
+  };
+  return system;
+}
