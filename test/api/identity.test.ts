@@ -42,11 +42,11 @@ describe('health, readiness and the API description', () => {
     expect((await fetch(`${system.baseUrl}/healthz`)).status).toBe(200);
     const ready = await fetch(`${system.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
-    expect((await ready.json()).services.identity).toBe('SERVING');
+    expect(((await ready.json()) as any).services.identity).toBe('SERVING');
   });
 
   it('serves the OpenAPI 3.1 document, version 1.0.0, and a reference page', async () => {
-    const doc = await (await fetch(`${system.baseUrl}/api/v1/openapi.json`)).json();
+    const doc = (await (await fetch(`${system.baseUrl}/api/v1/openapi.json`)).json()) as any;
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.paths['/user/accounts'].get).toBeDefined();
