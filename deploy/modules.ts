@@ -1,7 +1,8 @@
 // Every service module, in start order (a service's peers start before it).
+import { contactsModule } from '../services/contacts/module';
 import { identityModule } from '../services/identity/module';
 import { ServiceModule } from '../services/shared/module';
 
-export const serviceModules: ServiceModule[] = [identityModule];
+export const serviceModules: ServiceModule[] = [identityModule, contactsModule];
 
 export type ServiceName = 'identity' | 'contacts';

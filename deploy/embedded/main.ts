@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     servers.push(server);
     if (service.stop) stops.push(service.stop);
   }
-  const serviceAddresses = { identity: addresses.identity, contacts: addresses.contacts ?? addresses.identity };
+  const serviceAddresses = { identity: addresses.identity, contacts: addresses.contacts };
   const clients = connectClients(serviceAddresses);
   const gateway = await createGateway({
     clients,

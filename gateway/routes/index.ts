@@ -1,6 +1,7 @@
 // The gateway's route table: every /api/v1 operation, one module per resource.
 import { authRoutes } from './auth';
+import { bankAccountRoutes, contactRoutes } from './contacts';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes];

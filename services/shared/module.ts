@@ -8,6 +8,7 @@ import { ServiceBinding } from './grpc/typed';
 export interface Peers {
   identity?: string;
   contacts?: string;
+  documents?: string;
 }
 
 export interface ServiceDeps {

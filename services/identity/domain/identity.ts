@@ -13,7 +13,7 @@ import {
 } from '../ports/identity-store';
 import { ExpiredSession, PasswordHasher, RandomSource, SessionSigner } from '../ports/security';
 import { accountView, AccountView, DEFAULT_SUBSCRIPTION } from './accounts';
-import { normalizeEmail } from './validation';
+import { normalizeEmail } from '../../shared/validation';
 
 export type CredentialType = 'personal_access_token' | 'workspace_token' | 'session';
 

@@ -33,4 +33,5 @@ export interface EventBus {
 
 export const TOPICS = {
   identity: 'invoicing.identity.v1',
+  documents: 'invoicing.documents.v1',
 } as const;

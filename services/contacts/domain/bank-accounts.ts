@@ -1,0 +1,133 @@
+// Bank accounts and cash registers: one model, account_type bank|cash (spec §2, §4). The API creates
+// bank accounts only; cash registers come from the admin CLI. Deleted records stay readable by id.
+import { fail } from '../../shared/errors';
+import { mutate, UniqueViolation } from '../../shared/store/port';
+import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
+import { normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
+import { BankAccountRecord, ContactsStore } from '../ports/contacts-store';
+
+/** Absent: leave unchanged; empty string: clear (the gateway maps JSON null to ""). */
+export interface BankAccountInput {
+  name?: string;
+  iban?: string;
+  account_number?: string;
+  swift?: string;
+  bank_code?: string;
+  currency?: string;
+}
+
+const now = () => new Date().toISOString();
+
+function optionalText(value: string | undefined, field: string, pattern: RegExp, code: string): string | null | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed === '') return null;
+  if (!pattern.test(trimmed)) throw fail.invalid(code, `${field} is not valid`, field);
+  return trimmed;
+}
+
+function applyInput(record: BankAccountRecord, input: BankAccountInput): BankAccountRecord {
+  const next = { ...record };
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    if (name.length > 255) throw fail.invalid('too_long', 'name is longer than 255 characters', 'name');
+    next.name = name;
+  }
+  if (input.currency !== undefined) next.currency = input.currency.trim() === '' ? null : normalizeCurrency(input.currency);
+  const bankFields = [input.iban, input.account_number, input.swift, input.bank_code].some((v) => v !== undefined && v !== '');
+  if (record.account_type === 'cash') {
+    if (bankFields) throw fail.invalid('not_a_bank_account', 'a cash register has no IBAN, account number, SWIFT or bank code', 'account_type');
+    if (!next.name) throw fail.invalid('missing_field', 'a cash register needs a name', 'name');
+    return next;
+  }
+  if (input.iban !== undefined) next.iban = input.iban.trim() === '' ? null : normalizeIban(input.iban);
+  const number = optionalText(input.account_number, 'account_number', /^[0-9A-Za-z -]{1,34}$/, 'invalid_account_number');
+  if (number !== undefined) next.account_number = number;
+  if (input.swift !== undefined) next.swift = input.swift.trim() === '' ? null : normalizeBic(input.swift);
+  const bankCode = optionalText(input.bank_code, 'bank_code', /^[0-9A-Za-z]{1,11}$/, 'invalid_bank_code');
+  if (bankCode !== undefined) next.bank_code = bankCode;
+  if (!next.iban && !next.account_number) {
+    throw fail.invalid('missing_account_identifier', 'a bank account needs an iban or an account_number', 'iban');
+  }
+  return next;
+}
+
+function uniqueness(err: unknown): never {
+  if (err instanceof UniqueViolation) {
+    if (err.key.startsWith('iban:')) throw fail.invalid('iban_taken', 'this workspace already has a bank account with this IBAN', 'iban');
+    throw fail.invalid('name_taken', 'this workspace already has a cash register with this name', 'name');
+  }
+  throw err;
+}
+
+export class BankAccounts {
+  constructor(private readonly store: ContactsStore) {}
+
+  private async insert(tenant: Tenant, type: 'bank' | 'cash', input: BankAccountInput): Promise<BankAccountRecord> {
+    const at = now();
+    const blank: BankAccountRecord = {
+      id: await this.store.nextId('bank_account'),
+      version: 1,
+      ...tenantWhere(tenant),
+      account_type: type,
+      name: '',
+      iban: null,
+      account_number: null,
+      swift: null,
+      bank_code: null,
+      currency: null,
+      deleted: null,
+      created_at: at,
+      updated_at: at,
+    };
+    const { version: _version, ...record } = applyInput(blank, input);
+    return this.store.bankAccounts.insert(record).catch(uniqueness);
+  }
+
+  /** `cap` is the plan's bank_accounts cap: the number of records (both types, deleted excluded) allowed. */
+  async createBankAccount(tenant: Tenant, input: BankAccountInput, cap: number | undefined): Promise<BankAccountRecord> {
+    if (cap !== undefined) {
+      const count = await this.store.bankAccounts.count({ ...tenantWhere(tenant), deleted: null });
+      if (count >= cap) {
+        throw fail.planLimit('plan_limit_reached', `this plan allows ${cap} bank accounts; upgrade for more`, { feature: 'bank_accounts', cap: String(cap) });
+      }
+    }
+    return this.insert(tenant, 'bank', input);
+  }
+
+  createCashRegister(tenant: Tenant, name: string, currency?: string): Promise<BankAccountRecord> {
+    return this.insert(tenant, 'cash', { name, currency });
+  }
+
+  /** Deleted records remain readable by id. */
+  async get(tenant: Tenant, id: number): Promise<BankAccountRecord> {
+    const record = await this.store.bankAccounts.get(id);
+    if (!record || !ownedBy(record, tenant)) throw fail.notFound('bank account');
+    return record;
+  }
+
+  list(tenant: Tenant, limit: number, after?: number): Promise<BankAccountRecord[]> {
+    return this.store.bankAccounts.list({
+      where: { ...tenantWhere(tenant), deleted: null },
+      after: after === undefined ? undefined : [after],
+      limit,
+    });
+  }
+
+  /** A deleted record is read-only: updating or deleting it again answers 404. */
+  async update(tenant: Tenant, id: number, input: BankAccountInput): Promise<BankAccountRecord> {
+    const current = await this.get(tenant, id);
+    if (current.deleted) throw fail.notFound('bank account');
+    const updated = await mutate(this.store.bankAccounts, id, (b) => {
+      if (b.deleted) throw fail.notFound('bank account');
+      return { ...applyInput(b, input), updated_at: now() };
+    }).catch(uniqueness);
+    return updated!;
+  }
+
+  async delete(tenant: Tenant, id: number): Promise<void> {
+    const current = await this.get(tenant, id);
+    if (current.deleted) throw fail.notFound('bank account');
+    await mutate(this.store.bankAccounts, id, (b) => (b.deleted ? null : { ...b, deleted: now(), updated_at: now() }));
+  }
+}

@@ -1,0 +1,4 @@
+import { runService } from '../shared/bootstrap';
+import { contactsModule } from './module';
+
+void runService(contactsModule);

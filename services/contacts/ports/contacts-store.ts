@@ -1,0 +1,59 @@
+// What the contacts domain persists. Every record belongs to one tenant (account_id + livemode).
+import { Collection, StoredDoc } from '../../shared/store/port';
+
+export interface AddressData {
+  name: string;
+  street: string;
+  municipality: string;
+  postal_code: string;
+  country_alpha2: string;
+  contact: string;
+}
+
+interface TenantOwned extends StoredDoc {
+  account_id: number;
+  livemode: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A party documents and contacts point to. Owned by the tenant that created it and visible to it alone. */
+export interface LegalEntityRecord extends TenantOwned {
+  name: string;
+  registration_id: string;
+  tax_id: string;
+  vat_id: string;
+  email: string;
+  phone: string;
+  address: AddressData | null;
+  postal_address: AddressData | null;
+}
+
+export interface ContactRecord extends TenantOwned {
+  name: string;
+  invoice_account_id: number;
+  suspended: boolean;
+  deleted: string | null;
+  /** Lower-cased contact name and legal-entity name, for the literal substring search `q`. */
+  search_text: string;
+}
+
+export type BankAccountType = 'bank' | 'cash';
+
+export interface BankAccountRecord extends TenantOwned {
+  account_type: BankAccountType;
+  name: string;
+  iban: string | null;
+  account_number: string | null;
+  swift: string | null;
+  bank_code: string | null;
+  currency: string | null;
+  deleted: string | null;
+}
+
+export interface ContactsStore {
+  legalEntities: Collection<LegalEntityRecord>;
+  contacts: Collection<ContactRecord>;
+  bankAccounts: Collection<BankAccountRecord>;
+  nextId(kind: 'legal_entity' | 'contact' | 'bank_account'): Promise<number>;
+}

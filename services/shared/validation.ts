@@ -1,0 +1,75 @@
+// Validation of values users type, shared by every service (framework-free; wraps `validator` and `jsvat`).
+import { checkVAT, countries } from 'jsvat';
+import validator from 'validator';
+import { fail } from './errors';
+
+export function isEmail(value: string): boolean {
+  return value.length <= 254 && validator.isEmail(value, { allow_display_name: false, require_tld: true });
+}
+
+export function normalizeEmail(value: string, field = 'email'): string {
+  const email = value.trim().toLowerCase();
+  if (!isEmail(email)) throw fail.invalid('invalid_email', `${field} is not a valid e-mail address`, field);
+  return email;
+}
+
+/** Two-letter ISO 3166-1 code, stored lowercase (spec §2 Address.country_alpha2). */
+export function normalizeCountry(value: string, field: string): string {
+  const code = value.trim();
+  if (code === '') return '';
+  if (!/^[A-Za-z]{2}$/.test(code) || !validator.isISO31661Alpha2(code.toUpperCase())) {
+    throw fail.invalid('invalid_country', `${field} must be a two-letter ISO 3166-1 country code`, field);
+  }
+  return code.toLowerCase();
+}
+
+export function normalizeCurrency(value: string, field = 'currency'): string {
+  const code = value.trim().toUpperCase();
+  if (!validator.isISO4217(code)) throw fail.invalid('invalid_currency', `${field} must be an ISO 4217 currency code`, field);
+  return code;
+}
+
+/** VAT id with its country prefix; checked with the country's checksum where one exists (jsvat). */
+export function normalizeVatId(value: string, field = 'vat_id'): string {
+  const vat = value.replace(/[\s.-]/g, '').toUpperCase();
+  if (vat === '') return '';
+  if (!/^[A-Z]{2}[A-Z0-9+*]{2,13}$/.test(vat)) {
+    throw fail.invalid('invalid_vat_id', `${field} must start with a two-letter country prefix followed by the number`, field);
+  }
+  const result = checkVAT(vat, countries);
+  if (result.country && !result.isValid) throw fail.invalid('invalid_vat_id', `${field} ${vat} fails the ${result.country.name} VAT check`, field);
+  return vat;
+}
+
+/** Company registration number; the Czech/Slovak IČO carries a mod-11 check digit. */
+export function normalizeRegistrationId(value: string, country: string, field = 'registration_id'): string {
+  const id = value.trim();
+  if (id === '') return '';
+  if (country === 'cz' || country === 'sk') {
+    if (!/^\d{8}$/.test(id) || !icoChecksumOk(id)) throw fail.invalid('invalid_registration_id', `${field} is not a valid IČO (8 digits with a check digit)`, field);
+    return id;
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9 ./-]{0,29}$/.test(id)) throw fail.invalid('invalid_registration_id', `${field} has characters a registration number cannot have`, field);
+  return id;
+}
+
+function icoChecksumOk(ico: string): boolean {
+  const digits = [...ico].map(Number);
+  const sum = digits.slice(0, 7).reduce((acc, d, i) => acc + d * (8 - i), 0);
+  const remainder = sum % 11;
+  const check = remainder === 0 ? 1 : remainder === 1 ? 0 : 11 - remainder;
+  return check === digits[7];
+}
+
+/** IBAN in electronic format (no spaces, uppercase), ISO 13616 mod-97 checked. */
+export function normalizeIban(value: string, field = 'iban'): string {
+  const iban = value.replace(/\s/g, '').toUpperCase();
+  if (!validator.isIBAN(iban)) throw fail.invalid('invalid_iban', `${field} is not a valid IBAN`, field);
+  return iban;
+}
+
+export function normalizeBic(value: string, field = 'swift'): string {
+  const bic = value.replace(/\s/g, '').toUpperCase();
+  if (!validator.isBIC(bic)) throw fail.invalid('invalid_swift', `${field} is not a valid SWIFT/BIC code`, field);
+  return bic;
+}
