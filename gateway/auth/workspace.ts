@@ -6,7 +6,7 @@ import { AsyncClient } from '../../services/shared/grpc/typed';
 import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { HttpError } from '../http/errors';
-import { Tenant } from '../http/context';
+import { Tenant } from '../../services/shared/tenant';
 
 export interface AccountAccess {
   account_id: number;

@@ -3,10 +3,9 @@ import type { Request } from 'express';
 import { Principal } from '../../gen/invoicing/identity/v1/identity';
 import { AccountAccess } from '../auth/workspace';
 
-export interface Tenant {
-  account_id: number;
-  livemode: boolean;
-}
+import { Tenant } from '../../services/shared/tenant';
+
+export type { Tenant };
 
 export interface RequestContext {
   requestId: string;
