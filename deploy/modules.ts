@@ -1,8 +1,9 @@
 // Every service module, in start order (a service's peers start before it).
 import { contactsModule } from '../services/contacts/module';
+import { documentsModule } from '../services/documents/module';
 import { identityModule } from '../services/identity/module';
 import { ServiceModule } from '../services/shared/module';
 
-export const serviceModules: ServiceModule[] = [identityModule, contactsModule];
+export const serviceModules: ServiceModule[] = [identityModule, contactsModule, documentsModule];
 
-export type ServiceName = 'identity' | 'contacts';
+export type ServiceName = 'identity' | 'contacts' | 'documents';

@@ -1,17 +1,20 @@
 // gRPC clients of the services the gateway forwards to.
 import { BankingServiceService, ContactsServiceService } from '../gen/invoicing/contacts/v1/contacts';
+import { DocumentsServiceService } from '../gen/invoicing/documents/v1/documents';
 import { IdentityAdminServiceService, IdentityServiceService } from '../gen/invoicing/identity/v1/identity';
 import { AsyncClient, connect } from '../services/shared/grpc/typed';
 
 export interface ServiceAddresses {
   identity: string;
   contacts: string;
+  documents: string;
 }
 
 export interface GatewayClients {
   identity: AsyncClient<typeof IdentityServiceService>;
   contacts: AsyncClient<typeof ContactsServiceService>;
   banking: AsyncClient<typeof BankingServiceService>;
+  documents: AsyncClient<typeof DocumentsServiceService>;
   close(): void;
 }
 
@@ -19,11 +22,13 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
   const identity = connect(IdentityServiceService, 'invoicing.identity.v1.IdentityService', addresses.identity);
   const contacts = connect(ContactsServiceService, 'invoicing.contacts.v1.ContactsService', addresses.contacts);
   const banking = connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addresses.contacts);
+  const documents = connect(DocumentsServiceService, 'invoicing.documents.v1.DocumentsService', addresses.documents);
   return {
     identity,
     contacts,
     banking,
-    close: () => [identity, contacts, banking].forEach((c) => c.close()),
+    documents,
+    close: () => [identity, contacts, banking, documents].forEach((c) => c.close()),
   };
 }
 

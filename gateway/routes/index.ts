@@ -1,7 +1,8 @@
 // The gateway's route table: every /api/v1 operation, one module per resource.
 import { authRoutes } from './auth';
 import { bankAccountRoutes, contactRoutes } from './contacts';
+import { documentRoutes } from './documents';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes];

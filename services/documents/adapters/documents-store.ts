@@ -1,0 +1,25 @@
+import { DocumentStore } from '../../shared/store/port';
+import { DocumentRecord, DocumentsStore, SequenceRecord, SettingsRecord } from '../ports/documents-store';
+
+const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
+
+export function documentsStore(store: DocumentStore): DocumentsStore {
+  return {
+    documents: store.collection<DocumentRecord>({
+      name: 'documents',
+      // The last guard of gapless numbering: one document per (type, year, counter).
+      uniqueKeys: (d) =>
+        d.sequence_number !== null && d.sequence_year !== null
+          ? [`number:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.sequence_year}:${d.sequence_number}`]
+          : [],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id']],
+    }),
+    sequences: store.collection<SequenceRecord>({
+      name: 'document_sequences',
+      uniqueKeys: (s) => [`seq:${s.account_id}:${mode(s.livemode)}:${s.type}:${s.year}`],
+      indexes: [['account_id', 'livemode', 'type', 'year']],
+    }),
+    settings: store.collection<SettingsRecord>({ name: 'document_settings' }),
+    nextId: (sequence) => store.nextId(sequence),
+  };
+}

@@ -1,0 +1,179 @@
+// What the documents use cases share: ports, the event factory, settings, numbering, loading with
+// tenant/type isolation, writes that wake the outbox relay, and the read model of a document.
+import { fail } from '../../shared/errors';
+import { ownedBy, Tenant } from '../../shared/tenant';
+import { VersionConflict } from '../../shared/store/port';
+import { Clock, Directory, IdSource } from '../ports/directory';
+import { DocType, DocumentRecord, DocumentsStore } from '../ports/documents-store';
+import { formatMoney } from './money';
+import { Numbering, NumberingHooks } from './numbering';
+import { amountDue, creditedAmount, EventFactory, withEvents } from './records';
+import { Settings } from './settings';
+
+/** Wakes the outbox relay after a write that carries events. */
+export interface OutboxSignal {
+  notify(): void;
+}
+
+export interface DocumentsDeps {
+  store: DocumentsStore;
+  directory: Directory;
+  clock: Clock;
+  ids: IdSource;
+  signal?: OutboxSignal;
+  hooks?: NumberingHooks;
+}
+
+export interface DocumentRef {
+  id: number;
+  type: DocType;
+  number: string | null;
+  status: string;
+}
+
+export interface DocumentView {
+  record: DocumentRecord;
+  amount_due: string;
+  credited_amount: string;
+  /** Credit notes: the source invoice. */
+  invoice: DocumentRef | null;
+  /** Proformas: invoices issued from it. Quotes: documents created from it. */
+  derived: DocumentRef[];
+}
+
+export const MAX_ATTEMPTS = 50;
+
+export const ref = (d: DocumentRecord): DocumentRef => ({ id: d.id, type: d.type, number: d.number, status: d.status });
+
+export class DocumentsContext {
+  readonly store: DocumentsStore;
+  readonly directory: Directory;
+  readonly events: EventFactory;
+  readonly settings: Settings;
+  readonly numbering: Numbering;
+
+  constructor(private readonly deps: DocumentsDeps) {
+    this.store = deps.store;
+    this.directory = deps.directory;
+    this.events = new EventFactory(deps.ids, deps.clock);
+    this.settings = new Settings(deps.store);
+    this.numbering = new Numbering(deps.store, deps.clock, this.events, deps.hooks);
+  }
+
+  now(): string {
+    return this.deps.clock.now().toISOString();
+  }
+
+  today(): string {
+    return this.now().slice(0, 10);
+  }
+
+  notify(): void {
+    this.deps.signal?.notify();
+  }
+
+  /** A live document of the tenant and type; 404 for anything else (another type included). */
+  async load(tenant: Tenant, type: DocType, id: number): Promise<DocumentRecord> {
+    const doc = id > 0 ? await this.store.documents.get(id) : null;
+    if (!doc || !ownedBy(doc, tenant) || doc.type !== type || doc.deleted !== null) throw fail.notFound(type.replace('_', ' '));
+    return doc;
+  }
+
+  async insert(doc: Omit<DocumentRecord, 'version'>): Promise<DocumentRecord> {
+    const written = await this.store.documents.insert(doc);
+    this.notify();
+    return written;
+  }
+
+  async write(doc: DocumentRecord): Promise<DocumentRecord> {
+    const written = await this.store.documents.update(doc);
+    if (written.outbox.length) this.notify();
+    return written;
+  }
+
+  /**
+   * Read-modify-write of one document with compare-and-set: `change` sees the current version and
+   * returns the next one (or null to leave it). Retried on a concurrent write.
+   */
+  async change(
+    tenant: Tenant,
+    type: DocType,
+    id: number,
+    change: (doc: DocumentRecord) => DocumentRecord | null | Promise<DocumentRecord | null>,
+  ): Promise<DocumentRecord> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const doc = await this.load(tenant, type, id);
+      const next = await change(doc);
+      if (!next) return doc;
+      try {
+        return await this.write(next);
+      } catch (err) {
+        if (!(err instanceof VersionConflict)) throw err;
+      }
+    }
+    throw new VersionConflict('documents', id);
+  }
+
+  /**
+   * Settles an invoice's credit reservations left by interrupted credit-note issues: a reservation
+   * whose note is now issued is applied, one whose note is gone is dropped, one of a draft is kept
+   * (its issue may still be running; retrying or deleting that note settles it).
+   */
+  async reconcileCredits(invoice: DocumentRecord): Promise<DocumentRecord> {
+    let current = invoice;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      if (!current.credits.some((c) => c.state === 'reserved')) return current;
+      let applied = false;
+      const credits = [];
+      for (const credit of current.credits) {
+        if (credit.state !== 'reserved') {
+          credits.push(credit);
+          continue;
+        }
+        const note = await this.store.documents.get(credit.credit_note_id);
+        if (note && note.deleted === null && note.invoice_id === current.id && note.status === 'exposed') {
+          credits.push({ ...credit, state: 'applied' as const });
+          applied = true;
+        } else if (note && note.deleted === null && note.invoice_id === current.id && note.status === 'draft') {
+          credits.push(credit);
+        }
+      }
+      if (credits.length === current.credits.length && !applied) return current;
+      let next: DocumentRecord = { ...current, credits, updated_at: this.now() };
+      if (applied) next = withEvents(next, this.events.changed(next, 'updated', ['credited_amount', 'amount_due']));
+      try {
+        return await this.write(next);
+      } catch (err) {
+        if (!(err instanceof VersionConflict)) throw err;
+        const fresh = await this.store.documents.get(current.id);
+        if (!fresh) return current;
+        current = fresh;
+      }
+    }
+    return current;
+  }
+
+  async view(doc: DocumentRecord): Promise<DocumentView> {
+    let invoice: DocumentRef | null = null;
+    let derived: DocumentRef[] = [];
+    if (doc.type === 'credit_note' && doc.invoice_id) {
+      const source = await this.store.documents.get(doc.invoice_id);
+      if (source && source.account_id === doc.account_id && source.livemode === doc.livemode) invoice = ref(source);
+    }
+    if (doc.type === 'proforma' || doc.type === 'quote') {
+      const link = doc.type === 'proforma' ? 'proforma_id' : 'quote_id';
+      const rows = await this.store.documents.list({
+        where: { account_id: doc.account_id, livemode: doc.livemode, [link]: doc.id, deleted: null },
+        limit: 100,
+      });
+      derived = rows.filter((r) => doc.type === 'quote' || r.type === 'invoice').map(ref);
+    }
+    return {
+      record: doc,
+      amount_due: amountDue(doc),
+      credited_amount: formatMoney(creditedAmount(doc), doc.currency),
+      invoice,
+      derived,
+    };
+  }
+}

@@ -1,0 +1,150 @@
+// Gapless, strictly increasing numbers per (workspace, livemode, type, year) with single-document
+// atomicity only, safe across replicas and crashes:
+//
+//   1. reserve: CAS the sequence record from {last: n-1, pending: null} to {last: n, pending: {doc, n}}
+//   2. apply:   CAS the document from draft to exposed carrying number n        (applyIssue, pure)
+//   3. release: CAS the sequence record back to pending: null
+//
+// While a sequence holds a pending number nobody else can reserve; whoever finds one settles it first:
+// if the document already carries it, release; if the document is still issuable, apply it (roll
+// forward); otherwise (deleted, or issued with another number meanwhile) give the number back by
+// CAS {last: n-1, pending: null} (roll back). `issuable` is monotonic (a draft that stopped being one
+// never becomes one again), so a rolled-back number can never be written later: no gap, no duplicate,
+// whichever step a process dies after. A unique key on (type, year, counter) is the last safety net.
+import { Tenant } from '../../shared/tenant';
+import { DuplicateId, UniqueViolation, VersionConflict } from '../../shared/store/port';
+import { Clock } from '../ports/directory';
+import { DocType, DocumentRecord, DocumentsStore, PartyData, PendingNumber, SequenceRecord } from '../ports/documents-store';
+import { formatNumber } from './number-format';
+import { applyIssue, EventFactory, issuable } from './records';
+
+export interface NumberingHooks {
+  /** Runs between reserve and apply; tests throw here to simulate a process dying mid-issue. */
+  afterReserve?(pending: PendingNumber): Promise<void>;
+}
+
+const MAX_ATTEMPTS = 200;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class Numbering {
+  constructor(
+    private readonly store: DocumentsStore,
+    private readonly clock: Clock,
+    private readonly events: EventFactory,
+    private readonly hooks: NumberingHooks = {},
+  ) {}
+
+  /** The sequence record of (tenant, type, year), created on first use. */
+  async sequence(tenant: Tenant, type: DocType, year: number): Promise<SequenceRecord> {
+    const where = { account_id: tenant.account_id, livemode: tenant.livemode, type, year };
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const found = await this.store.sequences.findOne(where);
+      if (found) return found;
+      try {
+        return await this.store.sequences.insert({
+          id: await this.store.nextId('documents.sequence'),
+          ...where,
+          last: 0,
+          pending: null,
+          updated_at: this.clock.now().toISOString(),
+        });
+      } catch (err) {
+        if (!(err instanceof UniqueViolation) && !(err instanceof DuplicateId)) throw err;
+        await pause(5 + attempt); // another issuer is creating it; read it back
+      }
+    }
+    throw new VersionConflict('document_sequences', 0);
+  }
+
+  /**
+   * Gives `documentId` the next number of its (type, year) sequence and writes it with the issue
+   * transition. Returns the issued document, or null when the document is not issuable (any more).
+   */
+  async assign(
+    tenant: Tenant,
+    documentId: number,
+    format: string,
+    snapshots: { supplier: PartyData; purchaser: PartyData | null },
+  ): Promise<DocumentRecord | null> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const doc = await this.store.documents.get(documentId);
+      if (!doc || !issuable(doc)) return null;
+      const year = Number(doc.issue_date.slice(0, 4));
+      const seq = await this.sequence(tenant, doc.type, year);
+      if (seq.pending) {
+        // Settle someone's interrupted issue first; when it was this very document, that completes it.
+        const settled = await this.settle(seq);
+        if (settled?.id === documentId) return settled;
+        continue;
+      }
+      const number = seq.last + 1;
+      const pending: PendingNumber = {
+        document_id: doc.id,
+        year,
+        number,
+        formatted: formatNumber(format, year, number),
+        supplier: snapshots.supplier,
+        purchaser: snapshots.purchaser,
+      };
+      let reserved: SequenceRecord;
+      try {
+        reserved = await this.store.sequences.update({ ...seq, last: number, pending, updated_at: this.clock.now().toISOString() });
+      } catch (err) {
+        if (err instanceof VersionConflict) {
+          await pause(attempt % 5);
+          continue;
+        }
+        throw err;
+      }
+      await this.hooks.afterReserve?.(pending);
+      return this.settle(reserved);
+    }
+    throw new VersionConflict('document_sequences', documentId);
+  }
+
+  /** Completes or gives back the sequence's pending number; returns the document if it got the number. */
+  async settle(seq: SequenceRecord): Promise<DocumentRecord | null> {
+    const p = seq.pending;
+    if (!p) return null;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const doc = await this.store.documents.get(p.document_id);
+      if (doc && doc.type === seq.type && doc.sequence_year === p.year && doc.sequence_number === p.number) {
+        await this.release(seq, p, false);
+        return doc;
+      }
+      if (doc && doc.type === seq.type && issuable(doc)) {
+        try {
+          const written = await this.store.documents.update(applyIssue(doc, p, this.clock.now().toISOString(), this.events));
+          await this.release(seq, p, false);
+          return written;
+        } catch (err) {
+          if (err instanceof VersionConflict) continue;
+          throw err;
+        }
+      }
+      await this.release(seq, p, true);
+      return null;
+    }
+    throw new VersionConflict('documents', p.document_id);
+  }
+
+  private async release(seq: SequenceRecord, p: PendingNumber, rollback: boolean): Promise<void> {
+    let current: SequenceRecord | null = seq;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && current; attempt++) {
+      const held = current.pending;
+      if (!held || held.document_id !== p.document_id || held.number !== p.number) return; // settled by someone else
+      try {
+        await this.store.sequences.update({
+          ...current,
+          last: rollback ? current.last - 1 : current.last,
+          pending: null,
+          updated_at: this.clock.now().toISOString(),
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof VersionConflict)) throw err;
+        current = await this.store.sequences.get(seq.id);
+      }
+    }
+  }
+}

@@ -1,0 +1,122 @@
+// Rules over a stored document: statuses, what locks its fiscal content, derived amounts, and the
+// outbox events that travel with every write of it.
+import { Clock, IdSource } from '../ports/directory';
+import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
+import { Decimal, formatMoney, sum } from './money';
+
+export const INITIAL_STATUS: Record<DocType, string> = { invoice: 'draft', credit_note: 'draft', proforma: 'open', quote: 'open' };
+
+/** Types that are numbered when issued, from a gapless per-workspace, per-type, per-year sequence. */
+export const ISSUED_TYPES: DocType[] = ['invoice', 'credit_note'];
+
+/**
+ * Fiscal content: frozen once a document is issued (invoice, credit note), converted (proforma) or
+ * accepted (quote). Changing it then is refused (422 document_locked); sending the same value is fine.
+ */
+export const FISCAL_FIELDS = ['purchaser_id', 'issue_date', 'delivery_date', 'currency', 'exchange_rate', 'line_items', 'invoice_id'] as const;
+
+export function isLocked(doc: DocumentRecord): boolean {
+  switch (doc.type) {
+    case 'invoice':
+    case 'credit_note':
+      return doc.status !== 'draft';
+    case 'proforma':
+      return doc.status === 'converted';
+    case 'quote':
+      return doc.status === 'accepted';
+  }
+}
+
+/** A draft that may still receive a number. Monotonic: once false for a document, never true again. */
+export function issuable(doc: DocumentRecord): boolean {
+  return doc.status === 'draft' && doc.deleted === null && doc.number === null;
+}
+
+export function creditedAmount(doc: DocumentRecord): Decimal {
+  return sum(doc.credits.filter((c) => c.state === 'applied').map((c) => new Decimal(c.amount)));
+}
+
+/**
+ * What the purchaser still owes: an invoice's total less applied credit notes (0 once paid); a proforma's
+ * total; credit notes and quotes are not payment obligations (0).
+ */
+export function amountDue(doc: DocumentRecord): string {
+  switch (doc.type) {
+    case 'invoice': {
+      if (doc.status === 'paid') return formatMoney(new Decimal(0), doc.currency);
+      const due = new Decimal(doc.totals.total).minus(creditedAmount(doc));
+      return formatMoney(Decimal.max(due, 0), doc.currency);
+    }
+    case 'proforma':
+      return doc.totals.total;
+    default:
+      return formatMoney(new Decimal(0), doc.currency);
+  }
+}
+
+/** Room left on an invoice for credit notes, counting reservations still in flight. */
+export function creditCapacity(invoice: DocumentRecord, exceptCreditNote: number): Decimal {
+  if (invoice.status === 'paid') return new Decimal(0);
+  const taken = sum(invoice.credits.filter((c) => c.credit_note_id !== exceptCreditNote).map((c) => new Decimal(c.amount)));
+  return new Decimal(invoice.totals.total).minus(taken);
+}
+
+export class EventFactory {
+  constructor(private readonly ids: IdSource, private readonly clock: Clock) {}
+
+  private entry(doc: DocumentRecord, action: string, payload: EventPayload): OutboxEntry {
+    return { id: this.ids.eventId(), type: `documents.${doc.type}.${action}`, occurred_at: this.clock.now().toISOString(), payload };
+  }
+
+  changed(doc: DocumentRecord, action: string, changedFields: string[] = []): OutboxEntry {
+    return this.entry(doc, action, {
+      document_changed: {
+        document_id: doc.id,
+        document_type: doc.type,
+        status: doc.status,
+        number: doc.number ?? '',
+        currency: doc.currency,
+        total: doc.totals.total,
+        amount_due: amountDue(doc),
+        changed_fields: changedFields,
+      },
+    });
+  }
+
+  converted(source: DocumentRecord, target: DocumentRecord): OutboxEntry {
+    return this.entry(source, 'converted', {
+      document_converted: { source_id: source.id, source_type: source.type, target_id: target.id, target_type: target.type },
+    });
+  }
+
+  sendRequested(doc: DocumentRecord, mail: { to: string[]; cc: string[]; bcc: string[]; subject: string; message: string; locale: string }, at: string): OutboxEntry {
+    return this.entry(doc, 'send_requested', {
+      invoice_send_requested: { document_id: doc.id, number: doc.number ?? '', ...mail, requested_at: at },
+    });
+  }
+}
+
+/** Appends events to the document's outbox: they are stored by the same write as the change. */
+export function withEvents(doc: DocumentRecord, ...entries: OutboxEntry[]): DocumentRecord {
+  const outbox = [...doc.outbox, ...entries];
+  return { ...doc, outbox, outbox_pending: outbox.length > 0 ? true : null };
+}
+
+/** The issue transition: pure, so whoever completes a reserved number (even another process) writes the same. */
+export function applyIssue(doc: DocumentRecord, pending: PendingNumber, at: string, events: EventFactory): DocumentRecord {
+  const digits = pending.formatted.replace(/\D/g, '');
+  const next: DocumentRecord = {
+    ...doc,
+    status: 'exposed',
+    number: pending.formatted,
+    sequence_year: pending.year,
+    sequence_number: pending.number,
+    supplier: pending.supplier,
+    purchaser: pending.purchaser ?? doc.purchaser,
+    // The payment reference defaults to the number's digits (as Czech and Slovak banks expect).
+    variable_symbol: doc.variable_symbol ?? (doc.type === 'invoice' && digits.length > 0 && digits.length <= 10 ? digits : null),
+    issued_at: at,
+    updated_at: at,
+  };
+  return withEvents(next, events.changed(next, 'issued'));
+}

@@ -1,0 +1,67 @@
+// Thin gRPC handlers: decode, call the domain, encode. Errors are DomainErrors thrown by the domain.
+import { DocumentsAdminServiceService, DocumentsServiceService } from '../../../gen/invoicing/documents/v1/documents';
+import { AsyncHandlers } from '../../shared/grpc/typed';
+import { CursorCodec } from '../../shared/pagination';
+import { requireTenant, tenantKey } from '../../shared/tenant';
+import { Documents } from '../domain/documents';
+import { Lifecycle } from '../domain/lifecycle';
+import { Settings } from '../domain/settings';
+import { docType, fromDocumentInput, toDocumentMessage, toSettingsMessage } from './mapping';
+
+export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cursors: CursorCodec): AsyncHandlers<typeof DocumentsServiceService> {
+  return {
+    listDocuments: async (req) => {
+      const tenant = requireTenant(req.tenant);
+      const type = docType(req.type);
+      const filterKey = `documents|${type}|${tenantKey(tenant)}`;
+      const page = cursors.resolve(req.page, filterKey);
+      const rows = await documents.list(tenant, type, page.limit + 1, page.after?.[0] as number | undefined);
+      const { items, page_info } = cursors.page(rows, page.limit, (v) => [v.record.id], filterKey);
+      return { documents: items.map(toDocumentMessage), page_info };
+    },
+    getDocument: async (req) => ({ document: toDocumentMessage(await documents.get(requireTenant(req.tenant), docType(req.type), req.id)) }),
+    createDocument: async (req) => ({
+      document: toDocumentMessage(await documents.create(requireTenant(req.tenant), docType(req.type), fromDocumentInput(req.input))),
+    }),
+    updateDocument: async (req) => ({
+      document: toDocumentMessage(await documents.update(requireTenant(req.tenant), docType(req.type), req.id, fromDocumentInput(req.input))),
+    }),
+    deleteDocument: async (req) => {
+      await documents.delete(requireTenant(req.tenant), docType(req.type), req.id);
+      return {};
+    },
+    issueDocument: async (req) => ({ document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id)) }),
+    markInvoicePaid: async (req) => ({ document: toDocumentMessage(await lifecycle.markPaid(requireTenant(req.tenant), req.id)) }),
+    sendInvoice: async (req) => ({
+      document: toDocumentMessage(
+        await lifecycle.send(requireTenant(req.tenant), req.id, {
+          to: req.to,
+          cc: req.cc,
+          bcc: req.bcc,
+          subject: req.subject,
+          message: req.message,
+          locale: req.locale,
+        }),
+      ),
+    }),
+    convertProforma: async (req) => ({ invoice: toDocumentMessage(await lifecycle.convertProforma(requireTenant(req.tenant), req.id)) }),
+    acceptQuote: async (req) => ({ document: toDocumentMessage(await lifecycle.acceptQuote(requireTenant(req.tenant), req.id)) }),
+    convertQuote: async (req) => ({
+      document: toDocumentMessage(await lifecycle.convertQuote(requireTenant(req.tenant), req.id, docType(req.target))),
+    }),
+  };
+}
+
+export function documentsAdminHandlers(settings: Settings): AsyncHandlers<typeof DocumentsAdminServiceService> {
+  return {
+    getDocumentSettings: async (req) => {
+      const stored = await settings.stored(req.account_id);
+      return { settings: toSettingsMessage(stored ?? { number_format: '', currency: '', locale: '' }) };
+    },
+    setDocumentSettings: async (req) => ({
+      settings: toSettingsMessage(
+        await settings.set(req.account_id, { number_format: req.number_format, currency: req.currency, locale: req.locale }),
+      ),
+    }),
+  };
+}

@@ -1,0 +1,4 @@
+import { runService } from '../shared/bootstrap';
+import { documentsModule } from './module';
+
+void runService(documentsModule);

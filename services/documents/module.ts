@@ -1,0 +1,43 @@
+// Wires the documents service: store and peers behind its ports, the outbox relay onto the bus, and
+// its handlers to gRPC.
+import { randomUUID } from 'node:crypto';
+import { DocumentsAdminServiceService, DocumentsServiceService } from '../../gen/invoicing/documents/v1/documents';
+import { readEnv } from '../shared/config';
+import { implement } from '../shared/grpc/typed';
+import { ServiceModule } from '../shared/module';
+import { CursorCodec } from '../shared/pagination';
+import { documentsStore } from './adapters/documents-store';
+import { GrpcDirectory } from './adapters/grpc-directory';
+import { OutboxRelay } from './adapters/outbox-relay';
+import { DocumentsContext } from './domain/context';
+import { Documents } from './domain/documents';
+import { Lifecycle } from './domain/lifecycle';
+import { documentsAdminHandlers, documentsHandlers } from './grpc/handlers';
+
+export const documentsModule: ServiceModule = {
+  name: 'documents',
+  async create({ adapters, secrets, log, peers }) {
+    const store = documentsStore(adapters.store);
+    const relay = new OutboxRelay(store.documents, adapters.bus, log, { intervalMs: readEnv().int('OUTBOX_INTERVAL_MS', 1000) });
+    const directory = new GrpcDirectory({ identity: peers.identity, contacts: peers.contacts });
+    const ctx = new DocumentsContext({
+      store,
+      directory,
+      clock: { now: () => new Date() },
+      ids: { eventId: () => randomUUID() },
+      signal: relay,
+    });
+    const cursors = new CursorCodec(secrets.cursorSecret);
+    relay.start();
+    return {
+      bindings: [
+        implement('invoicing.documents.v1.DocumentsService', DocumentsServiceService, documentsHandlers(new Documents(ctx), new Lifecycle(ctx), cursors), log),
+        implement('invoicing.documents.v1.DocumentsAdminService', DocumentsAdminServiceService, documentsAdminHandlers(ctx.settings), log),
+      ],
+      stop: async () => {
+        await relay.stop();
+        directory.close();
+      },
+    };
+  },
+};

@@ -1,0 +1,195 @@
+// What the documents domain persists, as typed collections of the shared document-store port.
+// Invoices, credit notes, proformas and quotes share one collection and one id space.
+import { Collection, StoredDoc } from '../../shared/store/port';
+
+export interface LineItemData {
+  name: string;
+  description: string;
+  /** Normalised decimal strings (see formatPlain / formatUnitPrice). */
+  quantity: string;
+  unit: string;
+  unit_price: string;
+  vat_rate: string;
+  discount: string;
+  net_amount: string;
+}
+
+export interface VatRateTotal {
+  vat_rate: string;
+  base: string;
+  vat: string;
+}
+
+export interface Totals {
+  subtotal: string;
+  vat_breakdown: VatRateTotal[];
+  vat_total: string;
+  total: string;
+}
+
+export type DocType = 'invoice' | 'credit_note' | 'proforma' | 'quote';
+export const DOC_TYPES: DocType[] = ['invoice', 'credit_note', 'proforma', 'quote'];
+
+export interface AddressData {
+  name: string;
+  street: string;
+  municipality: string;
+  postal_code: string;
+  country_alpha2: string;
+  contact: string;
+}
+
+/** A supplier or purchaser as it was when the snapshot was taken. */
+export interface PartyData {
+  /** Legal-entity id of a purchaser; 0 for the supplier (the workspace). */
+  id: number;
+  name: string;
+  registration_id: string;
+  tax_id: string;
+  vat_id: string;
+  email: string;
+  phone: string;
+  address: AddressData | null;
+  postal_address: AddressData | null;
+}
+
+export interface BankDetailsData {
+  id: number;
+  name: string;
+  iban: string;
+  account_number: string;
+  swift: string;
+  bank_code: string;
+}
+
+/** An event waiting in a document's outbox; the relay publishes it, then removes it by id. */
+export interface OutboxEntry {
+  id: string;
+  type: string;
+  occurred_at: string;
+  payload: EventPayload;
+}
+
+export interface DocumentChangedPayload {
+  document_id: number;
+  document_type: DocType;
+  status: string;
+  number: string;
+  currency: string;
+  total: string;
+  amount_due: string;
+  changed_fields: string[];
+}
+
+export interface InvoiceSendRequestedPayload {
+  document_id: number;
+  number: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  message: string;
+  locale: string;
+  requested_at: string;
+}
+
+export interface DocumentConvertedPayload {
+  source_id: number;
+  source_type: DocType;
+  target_id: number;
+  target_type: DocType;
+}
+
+export type EventPayload =
+  | { document_changed: DocumentChangedPayload }
+  | { invoice_send_requested: InvoiceSendRequestedPayload }
+  | { document_converted: DocumentConvertedPayload };
+
+/** A credit note's claim on its source invoice: reserved before the note is numbered, applied after. */
+export interface CreditAllocation {
+  credit_note_id: number;
+  amount: string;
+  state: 'reserved' | 'applied';
+}
+
+export interface DocumentRecord extends StoredDoc {
+  account_id: number;
+  livemode: boolean;
+  type: DocType;
+  status: string;
+  number: string | null;
+  /** Year and counter of the number in the per-type sequence (invoices, credit notes). */
+  sequence_year: number | null;
+  sequence_number: number | null;
+  purchaser_id: number | null;
+  purchaser: PartyData | null;
+  supplier: PartyData;
+  issue_date: string;
+  due_date: string | null;
+  delivery_date: string | null;
+  currency: string;
+  exchange_rate: string;
+  pdf_language: string;
+  variable_symbol: string | null;
+  bank_account_id: number | null;
+  bank_account: BankDetailsData | null;
+  note: string | null;
+  line_items: LineItemData[];
+  totals: Totals;
+  paid_on: string | null;
+  email_sent_at: string | null;
+  accepted_at: string | null;
+  issued_at: string | null;
+  /** Credit notes: the source invoice. */
+  invoice_id: number | null;
+  /** The proforma / quote a document was created from. */
+  proforma_id: number | null;
+  quote_id: number | null;
+  /** Invoices: credit notes netted against it. */
+  credits: CreditAllocation[];
+  /** Proformas: the invoice reserved by convert_to_invoice (set before the invoice is written). */
+  conversion: { invoice_id: number } | null;
+  created_at: string;
+  updated_at: string;
+  deleted: string | null;
+  outbox: OutboxEntry[];
+  /** True while the outbox is not empty (an equality-queryable flag for the relay); null otherwise. */
+  outbox_pending: true | null;
+}
+
+/** A number handed out by a sequence but not yet written on its document (see domain/numbering.ts). */
+export interface PendingNumber {
+  document_id: number;
+  year: number;
+  number: number;
+  formatted: string;
+  /** Snapshots taken by the issuer, applied with the number so a roll-forward needs no remote call. */
+  supplier: PartyData;
+  purchaser: PartyData | null;
+}
+
+export interface SequenceRecord extends StoredDoc {
+  account_id: number;
+  livemode: boolean;
+  type: DocType;
+  year: number;
+  last: number;
+  pending: PendingNumber | null;
+  updated_at: string;
+}
+
+/** Per-workspace settings; the record id is the account id. */
+export interface SettingsRecord extends StoredDoc {
+  number_format: string;
+  currency: string;
+  locale: string;
+  updated_at: string;
+}
+
+export interface DocumentsStore {
+  documents: Collection<DocumentRecord>;
+  sequences: Collection<SequenceRecord>;
+  settings: Collection<SettingsRecord>;
+  /** The shared id space of documents, and the (gappy) counters of proforma and quote numbers. */
+  nextId(sequence: string): Promise<number>;
+}
