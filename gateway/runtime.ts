@@ -5,18 +5,35 @@ import { EventBus } from '../services/shared/bus/port';
 import { ConfigError, readEngineUrls, readEnv } from '../services/shared/config';
 import { createLogger } from '../services/shared/logger';
 import { connectClients } from './clients';
+import { bindEdgeState } from './edge/bind';
+import { EdgeConfig, readEdgeConfig } from './edge/config';
+import { EdgeState } from './edge/ports/edge-state';
 import { createGateway } from './server';
 
 export interface GatewayEdge {
   bus: EventBus;
+  /** Rate-limit counters and idempotency records, shared by every gateway replica (Redis). */
+  edgeState: EdgeState;
+  edgeConfig: EdgeConfig;
   close(): Promise<void>;
 }
 
 export async function bindGatewayEdge(): Promise<GatewayEdge> {
   const engines = readEngineUrls();
   if (!engines.kafkaBrokers?.length) throw new ConfigError('KAFKA_BROKERS is required for a gateway process');
+  if (!engines.redisUrl) throw new ConfigError('REDIS_URL is required for a gateway process (replicas share rate limits and idempotency keys)');
+  const edgeConfig = readEdgeConfig();
+  const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, config: edgeConfig });
   const bus = new KafkaEventBus(engines.kafkaBrokers, 'gateway');
-  return { bus, close: () => bus.close() };
+  return {
+    bus,
+    edgeState,
+    edgeConfig,
+    close: async () => {
+      await bus.close();
+      await edgeState.close();
+    },
+  };
 }
 
 export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void> {
@@ -34,6 +51,7 @@ export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void
       cacheTtlMs: int('AUTH_CACHE_TTL_MS', 60_000),
       upgradeUrl: optional('UPGRADE_URL'),
       instanceId: optional('POD_NAME') ?? randomUUID(),
+      edge: { state: edge.edgeState, config: edge.edgeConfig },
     });
     const server = await gateway.listen(int('PORT', 8080), optional('HOST') ?? '127.0.0.1');
     const address = server.address();

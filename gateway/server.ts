@@ -12,11 +12,19 @@ import { Logger } from '../services/shared/logger';
 import { PrincipalCache } from './auth/principals';
 import { WorkspaceAccess } from './auth/workspace';
 import { GatewayClients, ServiceAddresses } from './clients';
-import { RequestContext } from './http/context';
+import { RequestContext, RouteResult } from './http/context';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
+import { readBody, rawBodyOf } from './edge/body';
+import { EdgeConfig } from './edge/config';
+import { requestFingerprint } from './edge/fingerprint';
+import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf } from './edge/idempotency';
+import { withEdgePolicies } from './edge/openapi';
+import { EdgeState } from './edge/ports/edge-state';
+import { rateLimiter } from './edge/rate-limit';
+import { edgeTestHooks } from './edge/test-hooks';
 import { allRoutes } from './routes';
 import { isAccountScoped, RouteSpec } from './routes/route';
 
@@ -29,6 +37,8 @@ export interface GatewayOptions {
   cacheTtlMs?: number;
   upgradeUrl?: string;
   instanceId?: string;
+  /** Edge policies (rate limits, idempotency keys) and the state they share across replicas. */
+  edge: { state: EdgeState; config: EdgeConfig };
 }
 
 export interface Gateway {
@@ -46,7 +56,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upgradeUrl = (accountId: number) => `${upgradeBase}?account_id=${accountId}`;
   const principals = new PrincipalCache(clients.identity, ttl);
   const workspaces = new WorkspaceAccess(clients.identity, ttl, upgradeUrl);
-  const openapi = new OpenApiValidator(loadOpenApi());
+  const openapi = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
+  const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
+  const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
 
   // Every gateway replica sees every identity event (a consumer group of its own).
   const subscription = await options.bus.subscribe(
@@ -89,12 +101,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     res.type('html').send(docs);
   });
 
-  const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
   const router = express.Router();
   for (const route of allRoutes) {
     router[route.method](route.path, handler(route));
   }
-  app.use('/api/v1', router);
+  if (testHooks) {
+    for (const route of testHooks.routes) router[route.method](route.path, handler(route, { documented: false }));
+    app.use('/_test/edge', testHooks.control);
+  }
+  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log), router);
 
   app.use((_req: Request, _res: Response, next: NextFunction) => {
     next(new HttpError(404, 'route_not_found', 'no such endpoint'));
@@ -116,16 +131,39 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     return new HttpError(500, 'internal_error', 'internal error');
   }
 
-  function sendError(res: Response, err: HttpError): void {
+  function errorBody(err: HttpError, requestId: string) {
     if (err.status === 402 && !err.extra.upgrade_url) err.extra.upgrade_url = upgradeBase;
-    res.status(err.status).json({ error: { code: err.code, message: err.message, request_id: res.locals.requestId, ...err.extra } });
+    return { error: { code: err.code, message: err.message, request_id: requestId, ...err.extra } };
   }
 
-  function handler(route: RouteSpec) {
+  function sendError(res: Response, err: HttpError): void {
+    res.status(err.status).json(errorBody(err, res.locals.requestId as string));
+  }
+
+  const JSON_TYPE = 'application/json; charset=utf-8';
+
+  /** A handler's result or error as a complete answer (what an idempotency key keeps and replays). */
+  function answerOf(result: RouteResult): Answer {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = value;
+    if (result.body === undefined) return { status: result.status, headers };
+    if (Buffer.isBuffer(result.body)) return { status: result.status, headers, body: result.body };
+    headers['content-type'] ??= JSON_TYPE;
+    return { status: result.status, headers, body: Buffer.from(JSON.stringify(result.body)) };
+  }
+
+  function errorAnswer(err: unknown, requestId: string): Answer {
+    const httpError = toHttpError(err, requestId);
+    return { status: httpError.status, headers: { 'content-type': JSON_TYPE }, body: Buffer.from(JSON.stringify(errorBody(httpError, requestId))) };
+  }
+
+  function handler(route: RouteSpec, { documented = true } = {}) {
     const apiPath = openApiPath(route.path);
-    const validateBody = openapi.requestBody(route.method, apiPath);
-    if (!openapi.operation(route.method, apiPath)) throw new Error(`route ${route.method} ${route.path} is missing from the OpenAPI document`);
+    const validateBody = documented ? openapi.requestBody(route.method, apiPath) : undefined;
+    if (documented && !openapi.operation(route.method, apiPath)) throw new Error(`route ${route.method} ${route.path} is missing from the OpenAPI document`);
     const mutation = route.method !== 'get';
+    // Every POST honours Idempotency-Key (spec §4); GET, PATCH and DELETE ignore the header.
+    const idempotent = route.method === 'post';
     return async (req: Request, res: Response, next: NextFunction) => {
       try {
         const requestId = res.locals.requestId as string;
@@ -135,6 +173,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           const needed = `${route.scope[0]}:${route.scope[1]}`;
           throw new HttpError(403, 'insufficient_scope', `this credential lacks the ${needed} scope`, { required_scope: needed });
         }
+        const idempotencyKey = idempotent ? idempotencyKeyOf(req) : undefined;
         const ctx: RequestContext = {
           requestId,
           principal: principal!,
@@ -148,16 +187,27 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           ctx.tenant = resolved.tenant;
           ctx.access = resolved.access;
         }
-        // Bodies are read after authentication, so an anonymous caller learns nothing but 401.
-        await new Promise<void>((resolve, reject) => json(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-        ctx.body = req.body;
+        // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
+        // so an anonymous caller learns nothing but 401.
+        const parsed = await readBody(req, res);
+        ctx.body = parsed;
         if (validateBody) {
-          const body = req.body === undefined ? {} : req.body;
+          const body = parsed === undefined ? {} : parsed;
           if (!validateBody(body)) {
             const problem = describeAjvError(validateBody.errors![0]);
             throw new HttpError(422, problem.code, problem.message, { field: problem.field });
           }
           ctx.body = body;
+        }
+        if (idempotencyKey !== undefined && principal) {
+          // Only the handler runs under the key: whatever was refused above kept nothing.
+          const fingerprint = requestFingerprint(req.method, req.originalUrl, req.headers['content-type'], rawBodyOf(req));
+          const answer = await idempotency.run({ credentialId: principal.credential_id, key: idempotencyKey, fingerprint, requestId }, () =>
+            route.handle(ctx, clients).then(answerOf, (err: unknown) => errorAnswer(err, requestId)),
+          );
+          for (const [name, value] of Object.entries(answer.headers)) res.setHeader(headerName(name), value);
+          res.status(answer.status).end(answer.body);
+          return;
         }
         const result = await route.handle(ctx, clients);
         for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);

@@ -8,6 +8,8 @@ import { startGrpcServer, RunningServer } from '../../services/shared/grpc/serve
 import { createLogger } from '../../services/shared/logger';
 import { loadSecrets } from '../../services/shared/secrets';
 import { connectAdmin, connectClients } from '../../gateway/clients';
+import { bindEdgeState } from '../../gateway/edge/bind';
+import { readEdgeConfig } from '../../gateway/edge/config';
 import { createGateway } from '../../gateway/server';
 import { serviceModules } from '../modules';
 
@@ -16,7 +18,11 @@ async function main(): Promise<void> {
   const { int, str, optional } = readEnv();
   const dataDir = path.resolve(str('DATA_DIR', '.data'));
   const port = int('PORT', 8080);
-  const adapters = await bindAdapters({ dataDir, engines: readEngineUrls(), clientId: 'embedded' });
+  const engines = readEngineUrls();
+  const adapters = await bindAdapters({ dataDir, engines, clientId: 'embedded' });
+  // Rate limits and idempotency records: DATA_DIR/edge.db, or Redis when REDIS_URL is set.
+  const edgeConfig = readEdgeConfig();
+  const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, dataDir, config: edgeConfig });
   const secrets = loadSecrets(dataDir);
 
   const addresses: Record<string, string> = {};
@@ -38,6 +44,7 @@ async function main(): Promise<void> {
     log: log.child({ service: 'gateway' }),
     cacheTtlMs: int('AUTH_CACHE_TTL_MS', 60_000),
     upgradeUrl: optional('UPGRADE_URL'),
+    edge: { state: edgeState, config: edgeConfig },
   });
   const http = await gateway.listen(port, optional('HOST') ?? '127.0.0.1');
   const address = http.address();
@@ -65,6 +72,7 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => s.shutdown(0)));
     for (const s of stops) await s();
     await adapters.close();
+    await edgeState.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

@@ -16,6 +16,8 @@ export type Mode = 'embedded' | 'distributed';
 export interface System {
   mode: Mode;
   baseUrl: string;
+  /** One URL per gateway process (embedded: the one process); baseUrl is the first. */
+  baseUrls: string[];
   /** Environment under which the admin CLI finds this system. */
   cliEnv: Record<string, string>;
   /** Runs the admin CLI; resolves with its JSON output, rejects with its stderr on failure. */
@@ -25,11 +27,15 @@ export interface System {
   stop(): Promise<void>;
   /** Stops and starts again on the same data (embedded: same DATA_DIR; distributed: same database). */
   restart(): Promise<void>;
+  /** SIGKILLs gateway `index` (embedded: the whole process), as a crash would; restart() brings it back. */
+  killGateway(index?: number): Promise<void>;
 }
 
 export interface StartOptions {
   mode?: Mode;
   env?: Record<string, string>;
+  /** Distributed mode: gateway processes sharing the services and Redis (default 1). */
+  gateways?: number;
 }
 
 interface Proc {
@@ -67,9 +73,11 @@ function startProcess(script: string, env: Record<string, string>, label: string
   });
 }
 
+const exited = (proc: Proc) => proc.child.exitCode !== null || proc.child.signalCode !== null;
+
 function stopProcess(proc: Proc): Promise<void> {
   return new Promise((resolve) => {
-    if (proc.child.exitCode !== null) return resolve();
+    if (exited(proc)) return resolve();
     const kill = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
     proc.child.once('exit', () => {
       clearTimeout(kill);
@@ -93,9 +101,11 @@ export function currentMode(): Mode {
 
 export async function startSystem(options: StartOptions = {}): Promise<System> {
   const mode = options.mode ?? currentMode();
-  const extraEnv = options.env ?? {};
+  // Every system keeps its edge keys apart on a shared Redis (credential ids repeat across databases).
+  const extraEnv = { EDGE_REDIS_PREFIX: `inv_test_${randomBytes(6).toString('hex')}:`, ...(options.env ?? {}) };
   let procs: Proc[] = [];
-  let baseUrl = '';
+  let gateways: Proc[] = [];
+  let baseUrls: string[] = [];
   let cliEnv: Record<string, string> = {};
   let launch: () => Promise<void>;
 
@@ -105,7 +115,8 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     launch = async () => {
       const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system');
       procs = [proc];
-      baseUrl = `http://127.0.0.1:${proc.port}`;
+      gateways = [proc];
+      baseUrls = [`http://127.0.0.1:${proc.port}`];
     };
   } else {
     const engines = realEngineEnv();
@@ -127,9 +138,13 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
         addresses[module.name] = `127.0.0.1:${proc.port}`;
       }
       const addrEnv = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
-      const gateway = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...addrEnv, SERVICE: 'gateway', PORT: '0' }, 'gateway');
-      procs.push(gateway);
-      baseUrl = `http://127.0.0.1:${gateway.port}`;
+      gateways = [];
+      for (let i = 0; i < (options.gateways ?? 1); i++) {
+        const gateway = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...addrEnv, SERVICE: 'gateway', PORT: '0' }, `gateway ${i}`);
+        procs.push(gateway);
+        gateways.push(gateway);
+      }
+      baseUrls = gateways.map((g) => `http://127.0.0.1:${g.port}`);
       cliEnv = addrEnv;
     };
   }
@@ -138,7 +153,10 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
   const system: System = {
     mode,
     get baseUrl() {
-      return baseUrl;
+      return baseUrls[0];
+    },
+    get baseUrls() {
+      return baseUrls;
     },
     get cliEnv() {
       return cliEnv;
@@ -155,6 +173,14 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     restart: async () => {
       await system.stop();
       await launch();
+    },
+    killGateway: async (index = 0) => {
+      const proc = gateways[index];
+      if (!proc || exited(proc)) return;
+      await new Promise<void>((resolve) => {
+        proc.child.once('exit', () => resolve());
+        proc.child.kill('SIGKILL');
+      });
     },
   };
   return system;

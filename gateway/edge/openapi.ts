@@ -1,0 +1,38 @@
+// The edge policies apply to every operation, so the served OpenAPI document gets them from here —
+// the same place that enforces them — rather than from each resource file: every operation may
+// answer 429 and carries the rate-limit headers; every POST takes Idempotency-Key, may answer 409
+// and 400 (malformed key), and its success answers may be replays. The components referenced here
+// (parameters.IdempotencyKey, headers.*, responses.TooManyRequests / Conflict) live in openapi.yaml.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
+const ref = (pointer: string) => ({ $ref: pointer });
+const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const REPLAY_HEADERS = ['Idempotent-Replayed', 'X-Original-Request-Id'];
+
+export function withEdgePolicies(doc: Json): Json {
+  for (const item of Object.values((doc.paths ?? {}) as Json)) {
+    for (const method of METHODS) {
+      const operation = item?.[method] as Json | undefined;
+      if (!operation) continue;
+      const responses = (operation.responses ??= {}) as Json;
+      responses['429'] ??= ref('#/components/responses/TooManyRequests');
+      const post = method === 'post';
+      if (post) {
+        const parameters = (operation.parameters ??= []) as Json[];
+        if (!parameters.some((p) => p.$ref === '#/components/parameters/IdempotencyKey')) {
+          parameters.push(ref('#/components/parameters/IdempotencyKey'));
+        }
+        responses['400'] ??= ref('#/components/responses/BadRequest');
+        responses['409'] ??= ref('#/components/responses/Conflict');
+      }
+      for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
+        if (response.$ref) continue; // shared responses declare their headers in openapi.yaml
+        const headers = (response.headers ??= {}) as Json;
+        for (const name of RATE_LIMIT_HEADERS) headers[name] ??= ref(`#/components/headers/${name}`);
+        if (post && /^[23]/.test(status)) for (const name of REPLAY_HEADERS) headers[name] ??= ref(`#/components/headers/${name}`);
+      }
+    }
+  }
+  return doc;
+}

@@ -1,0 +1,91 @@
+// The edge-state port: the little shared state the gateway's edge policies need across replicas —
+// fixed-window request counters (rate limits) and idempotency records. Two adapters: embedded
+// (counters in memory, records in SQLite under DATA_DIR) and Redis (everything in Redis, shared by
+// every gateway replica). Both pass the same contract suite (test/contract/edge-state.contract.ts).
+
+/** One counted request in a fixed window that starts with the window's first request. */
+export interface WindowCount {
+  /** Requests counted in the current window, this one included (1 for the first). */
+  count: number;
+  /** Milliseconds until the window ends and the count starts again from zero (> 0). */
+  resetMs: number;
+}
+
+/** A response as the idempotency layer stores and replays it. */
+export interface StoredResponse {
+  status: number;
+  /** Lower-case header names; only the headers that matter for a replay (content-type, location, etag, …). */
+  headers: Record<string, string>;
+  /** Raw body bytes; empty for a response without body. */
+  body: Buffer;
+}
+
+/** What a caller claims when it starts executing a request under an idempotency key. */
+export interface IdempotencyClaim {
+  /** Hash of method, path and raw body: a different request under the same key does not match. */
+  fingerprint: string;
+  /** Random per attempt: only the owner may renew, complete or release its marker. */
+  owner: string;
+  /** Request id of the attempt, replayed as X-Original-Request-Id. */
+  requestId: string;
+}
+
+/**
+ * The outcome of begin():
+ * - `started`: no live record existed; the caller now holds an in-progress marker for `leaseMs`.
+ * - `running`: another attempt holds a live in-progress marker.
+ * - `done`: a completed record exists; `response` is what the first attempt answered.
+ */
+export type BeginOutcome =
+  | { outcome: 'started' }
+  | { outcome: 'running'; fingerprint: string; requestId: string }
+  | { outcome: 'done'; fingerprint: string; requestId: string; response: StoredResponse };
+
+export interface EdgeState {
+  /** 'embedded' or 'redis', for logs and the benchmark report. */
+  readonly kind: string;
+
+  /**
+   * Counts one request against `key` in a fixed window of `windowMs` that starts at the first
+   * request of the window. Atomic: concurrent hits from any number of replicas get distinct counts.
+   */
+  hit(key: string, windowMs: number): Promise<WindowCount>;
+
+  /**
+   * Atomically: if `scope` has a live record (completed and not yet expired, or in progress with an
+   * unexpired lease) answer it; otherwise write an in-progress marker owned by `claim.owner` that
+   * expires after `leaseMs` unless renewed, and answer `started`.
+   */
+  begin(scope: string, claim: IdempotencyClaim, leaseMs: number): Promise<BeginOutcome>;
+
+  /** Extends the owner's live in-progress marker to `leaseMs` from now; false when there is none. */
+  renew(scope: string, owner: string, leaseMs: number): Promise<boolean>;
+
+  /**
+   * Writes the completed record (claim's fingerprint and request id, the response), kept for `ttlMs`,
+   * in place of the claim owner's in-progress marker — or in an empty scope, when that marker expired
+   * unclaimed. False, and nothing written, when another attempt holds a live record (the lease
+   * expired and another attempt took the scope over).
+   */
+  complete(scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number): Promise<boolean>;
+
+  /** Deletes the owner's live in-progress marker (the attempt stores nothing); false when there is none. */
+  release(scope: string, owner: string): Promise<boolean>;
+
+  close(): Promise<void>;
+}
+
+/** Serialized form of a completed record's response (both adapters store JSON text). */
+export interface SerializedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string; // base64
+}
+
+export const serializeResponse = (r: StoredResponse): string =>
+  JSON.stringify({ status: r.status, headers: r.headers, body: r.body.toString('base64') } satisfies SerializedResponse);
+
+export function deserializeResponse(text: string): StoredResponse {
+  const r = JSON.parse(text) as SerializedResponse;
+  return { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') };
+}
