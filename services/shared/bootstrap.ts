@@ -14,7 +14,7 @@ export async function runService(module: ServiceModule): Promise<void> {
     const engines = readEngineUrls();
     if (!engines.mongoUrl || !engines.kafkaBrokers) throw new ConfigError('MONGO_URL and KAFKA_BROKERS are required for a service process');
     const secrets = loadSecrets(undefined);
-    const adapters = await bindAdapters({ engines, clientId: module.name });
+    const adapters = await bindAdapters({ engines, clientId: module.name, urlSecret: secrets.urlSecret });
     const service = await module.create({
       adapters,
       secrets,

@@ -24,7 +24,7 @@ export interface EngineUrls {
   mongoUrl?: string;
   redisUrl?: string;
   kafkaBrokers?: string[];
-  minio?: { endPoint: string; port: number; accessKey: string; secretKey: string; useSSL: boolean };
+  minio?: { endPoint: string; port: number; accessKey: string; secretKey: string; useSSL: boolean; bucket: string };
 }
 
 export function readEngineUrls(env: NodeJS.ProcessEnv = process.env): EngineUrls {
@@ -41,6 +41,7 @@ export function readEngineUrls(env: NodeJS.ProcessEnv = process.env): EngineUrls
           accessKey: readEnv(env).str('MINIO_ACCESS_KEY'),
           secretKey: readEnv(env).str('MINIO_SECRET_KEY'),
           useSSL: env.MINIO_USE_SSL === 'true',
+          bucket: optional('MINIO_BUCKET') ?? 'invoicing',
         }
       : undefined,
   };

@@ -1,11 +1,11 @@
 // The shared gRPC plumbing: request ids travel in metadata, DomainErrors arrive as status + detail,
 // health turns NOT_SERVING while a server drains, and int64 ids keep their precision.
 import { status } from '@grpc/grpc-js';
-import { GetUserResponse, IdentityServiceService } from '../../gen/invoicing/identity/v1/identity';
+import { GetUserRequest, GetUserResponse, IdentityServiceService } from '../../gen/invoicing/identity/v1/identity';
 import { fail } from '../../services/shared/errors';
 import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { checkHealth, RunningServer, startGrpcServer } from '../../services/shared/grpc/server';
-import { AsyncHandlers, connect, implement } from '../../services/shared/grpc/typed';
+import { AsyncHandlers, CallContext, connect, implement } from '../../services/shared/grpc/typed';
 import { createLogger } from '../../services/shared/logger';
 
 const log = createLogger('test');
@@ -17,14 +17,17 @@ const unused = async () => {
 };
 
 beforeAll(async () => {
-  const handlers = Object.fromEntries(Object.keys(IdentityServiceService).map((k) => [k, unused])) as unknown as AsyncHandlers<typeof IdentityServiceService>;
-  handlers.getUser = async (req, ctx) => {
+  const getUser = async (req: GetUserRequest, ctx: CallContext): Promise<GetUserResponse> => {
     seenRequestId = ctx.requestId;
     if (req.user_id === 404) throw fail.notFound('user');
     if (req.user_id === 422) throw fail.invalid('bad_thing', 'thing is bad', 'thing');
     if (req.user_id === 500) throw new Error('boom: secret detail');
     return { user: { id: req.user_id, email: 'x@example.com', name: '', created_at: '', updated_at: '' } };
   };
+  const handlers = {
+    ...Object.fromEntries(Object.keys(IdentityServiceService).map((k) => [k, unused])),
+    getUser,
+  } as unknown as AsyncHandlers<typeof IdentityServiceService>;
   server = await startGrpcServer({ bindings: [implement('invoicing.identity.v1.IdentityService', IdentityServiceService, handlers, log)], log });
 });
 

@@ -1,0 +1,26 @@
+// The blob-store port (logos, uploaded files, rendered PDFs). Embedded: files under DATA_DIR (fs.ts);
+// distributed: MinIO (minio.ts). One contract suite (test/contract/blobs.contract.ts) runs against both.
+
+export interface Blob {
+  data: Buffer;
+  contentType: string;
+}
+
+export interface BlobStore {
+  put(key: string, data: Buffer, contentType: string): Promise<void>;
+  /** null when absent. */
+  get(key: string): Promise<Blob | null>;
+  /** Idempotent. */
+  delete(key: string): Promise<void>;
+  /** A URL anyone can GET until it expires (`ttlSeconds`), without credentials. */
+  signedUrl(key: string, ttlSeconds: number): Promise<string>;
+}
+
+const KEY_RE = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
+
+/** Keys are lowercase path-like names; the check keeps them safe for every backend (no `..`, no absolute paths). */
+export function assertBlobKey(key: string): void {
+  if (key.length > 512 || !KEY_RE.test(key) || key.split('/').some((part) => part === '..' || part === '.')) {
+    throw new Error(`invalid blob key ${JSON.stringify(key)}`);
+  }
+}
