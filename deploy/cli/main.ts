@@ -81,6 +81,18 @@ workspace
     print({ id: account!.id, name: account!.name });
   });
 
+workspace
+  .command('set-logo')
+  .requiredOption('--workspace <id>')
+  .option('--file <path>', 'a PNG, JPEG, GIF or WebP image of at most 1 MiB')
+  .option('--remove', 'remove the logo')
+  .action(async (o) => {
+    if (!o.file === !o.remove) throw new Error('give either --file or --remove');
+    const data = o.file ? readFileSync(o.file) : Buffer.alloc(0);
+    const { account } = await admin().setLogo({ account_id: parsePositiveId(o.workspace, '--workspace'), data });
+    print({ id: account!.id, logo_url: account!.logo_url ?? null });
+  });
+
 program
   .command('plan')
   .command('set')

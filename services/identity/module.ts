@@ -4,6 +4,7 @@ import { IdentityAdminServiceService, IdentityServiceService } from '../../gen/i
 import { implement } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { CursorCodec } from '../shared/pagination';
+import { blobLogos } from './adapters/blob-logos';
 import { busIdentityEvents } from './adapters/bus-events';
 import { identityStore } from './adapters/identity-store';
 import { JoseSessionSigner } from './adapters/jose-sessions';
@@ -20,14 +21,13 @@ export const identityModule: ServiceModule = {
       new JoseSessionSigner(secrets.jwtSecret),
       { bytes: (n) => randomBytes(n) },
       busIdentityEvents(adapters.bus),
+      blobLogos(adapters.blobs),
     );
     const cursors = new CursorCodec(secrets.cursorSecret);
-    // Logos are not uploadable yet; workspaces without one report logo_url null.
-    const logoUrl = (key: string) => key;
     return {
       bindings: [
-        implement('invoicing.identity.v1.IdentityService', IdentityServiceService, identityHandlers(identity, cursors, logoUrl), log),
-        implement('invoicing.identity.v1.IdentityAdminService', IdentityAdminServiceService, identityAdminHandlers(identity, logoUrl), log),
+        implement('invoicing.identity.v1.IdentityService', IdentityServiceService, identityHandlers(identity, cursors), log),
+        implement('invoicing.identity.v1.IdentityAdminService', IdentityAdminServiceService, identityAdminHandlers(identity), log),
       ],
     };
   },

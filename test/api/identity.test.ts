@@ -1,6 +1,7 @@
 // Spec §2 Account, §4 "Workspaces of the current user", §5 Authentication, §7 Errors, §9 Versioning.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { mintToken } from '../../services/shared/credentials';
@@ -283,6 +284,37 @@ describe('PATCH /user/accounts/<account_id>/set_default', () => {
     const res = await api.patch(`/api/v1/user/accounts/${ws.id}/set_default`, undefined, { token });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('user_credential_required');
+  });
+});
+
+describe('Account.logo_url', () => {
+  it('is a signed, time-limited link to the logo, or null', async () => {
+    const owner = await createWorkspace(system, 'Logo Ltd');
+    const before = await api.get(`/api/v1/user/accounts/${owner.id}`, { token: owner.pat });
+    expect(before.body.logo_url).toBeNull();
+
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]);
+    const file = path.join(os.tmpdir(), `logo-${randomBytes(4).toString('hex')}.png`);
+    writeFileSync(file, png);
+    await system.cli('workspace', 'set-logo', '--workspace', String(owner.id), '--file', file);
+    const after = await api.get(`/api/v1/user/accounts/${owner.id}`, { token: owner.pat });
+    const url = new URL(after.body.logo_url);
+    expect(url.search).toMatch(/signature|X-Amz-Signature/i);
+    const image = await fetch(url);
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await image.arrayBuffer()).equals(png)).toBe(true);
+    // Tampering with the link breaks it.
+    url.searchParams.set(url.searchParams.has('signature') ? 'signature' : 'X-Amz-Signature', 'forged');
+    expect((await fetch(url)).status).toBeGreaterThanOrEqual(400);
+
+    writeFileSync(file, 'not an image at all, just text');
+    const refused = await system.cliRaw('workspace', 'set-logo', '--workspace', String(owner.id), '--file', file);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('unsupported_media_type');
+
+    await system.cli('workspace', 'set-logo', '--workspace', String(owner.id), '--remove');
+    expect((await api.get(`/api/v1/user/accounts/${owner.id}`, { token: owner.pat })).body.logo_url).toBeNull();
   });
 });
 

@@ -11,9 +11,11 @@ import {
   SubscriptionData,
   UserRecord,
 } from '../ports/identity-store';
+import { LogoStore } from '../ports/logos';
 import { ExpiredSession, PasswordHasher, RandomSource, SessionSigner } from '../ports/security';
 import { accountView, AccountView, DEFAULT_SUBSCRIPTION } from './accounts';
 import { normalizeEmail } from '../../shared/validation';
+import { logoType } from './logo';
 
 export type CredentialType = 'personal_access_token' | 'workspace_token' | 'session';
 
@@ -47,6 +49,7 @@ export class Identity {
     private readonly sessions: SessionSigner,
     private readonly random: RandomSource,
     private readonly events: IdentityEvents,
+    private readonly logos: LogoStore,
   ) {}
 
   // ---- credentials -------------------------------------------------------------------------
@@ -289,6 +292,24 @@ export class Identity {
       vat_registration_alert: a.vat_registration_alert ?? false,
     }));
     return this.view(account, null);
+  }
+
+  /** Stores a new logo under a content-addressed key; empty data removes the logo. */
+  async setLogo(accountId: number, data: Uint8Array): Promise<AccountView> {
+    if (!(await this.store.accounts.get(accountId))) throw fail.notFound('account');
+    let key: string | null = null;
+    if (data.length > 0) {
+      const { type, ext } = logoType(data);
+      key = `logos/${accountId}/${hashToken(Buffer.from(data).toString('base64')).slice(0, 24)}.${ext}`;
+      await this.logos.put(key, data, type);
+    }
+    const account = await this.changeAccount(accountId, (a) => ({ ...a, logo_key: key }));
+    return this.view(account, null);
+  }
+
+  /** A fresh time-limited link to the logo, or null. */
+  logoUrl(view: AccountView): Promise<string> | null {
+    return view.logo_key ? this.logos.signedUrl(view.logo_key) : null;
   }
 
   setPlan(

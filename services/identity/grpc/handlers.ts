@@ -3,11 +3,17 @@ import { CredentialType, IdentityAdminServiceService, IdentityServiceService } f
 import { fail } from '../../shared/errors';
 import { AsyncHandlers } from '../../shared/grpc/typed';
 import { CursorCodec } from '../../shared/pagination';
+import { AccountView } from '../domain/accounts';
 import { Identity } from '../domain/identity';
 import { fromLegalIdentityMessage, toAccountMessage, toPrincipalMessage, toUserMessage } from './mapping';
 
-export function identityHandlers(identity: Identity, cursors: CursorCodec, logoUrl: (key: string) => string): AsyncHandlers<typeof IdentityServiceService> {
-  const account = (view: Parameters<typeof toAccountMessage>[0]) => toAccountMessage(view, logoUrl);
+/** An account message with a freshly signed logo link. */
+async function present(identity: Identity, view: AccountView) {
+  return toAccountMessage(view, await identity.logoUrl(view));
+}
+
+export function identityHandlers(identity: Identity, cursors: CursorCodec): AsyncHandlers<typeof IdentityServiceService> {
+  const account = (view: AccountView) => present(identity, view);
   return {
     authenticate: async (req) => ({ principal: toPrincipalMessage(await identity.authenticate(req.credential)) }),
     signIn: async (req) => identity.signIn(req.email, req.password),
@@ -19,11 +25,11 @@ export function identityHandlers(identity: Identity, cursors: CursorCodec, logoU
       const page = cursors.resolve(req.page, filterKey);
       const rows = await identity.listUserAccounts(req.user_id, page.limit + 1, page.after?.[0] as number | undefined);
       const { items, page_info } = cursors.page(rows, page.limit, (row) => [row.position], filterKey);
-      return { accounts: items.map((row) => account(row.account)), page_info };
+      return { accounts: await Promise.all(items.map((row) => account(row.account))), page_info };
     },
-    getUserAccount: async (req) => ({ account: account(await identity.getUserAccount(req.user_id, req.account_id)) }),
-    setDefaultAccount: async (req) => ({ account: account(await identity.setDefaultAccount(req.user_id, req.account_id)) }),
-    getAccount: async (req) => ({ account: account(await identity.getAccount(req.account_id)) }),
+    getUserAccount: async (req) => ({ account: await account(await identity.getUserAccount(req.user_id, req.account_id)) }),
+    setDefaultAccount: async (req) => ({ account: await account(await identity.setDefaultAccount(req.user_id, req.account_id)) }),
+    getAccount: async (req) => ({ account: await account(await identity.getAccount(req.account_id)) }),
   };
 }
 
@@ -32,7 +38,7 @@ const KIND_OF: Partial<Record<CredentialType, 'pat' | 'workspace'>> = {
   [CredentialType.CREDENTIAL_TYPE_WORKSPACE_TOKEN]: 'workspace',
 };
 
-export function identityAdminHandlers(identity: Identity, logoUrl: (key: string) => string): AsyncHandlers<typeof IdentityAdminServiceService> {
+export function identityAdminHandlers(identity: Identity): AsyncHandlers<typeof IdentityAdminServiceService> {
   return {
     createUser: async (req) => ({ user: toUserMessage(await identity.createUser(req.email, req.password, req.name)) }),
     createWorkspace: async (req) => ({ account_id: (await identity.createWorkspace(req.owner_email, req.name)).id }),
@@ -43,7 +49,7 @@ export function identityAdminHandlers(identity: Identity, logoUrl: (key: string)
     },
     setLegalIdentity: async (req) => {
       if (!req.legal_identity) throw fail.invalid('missing_field', 'legal_identity is required', 'legal_identity');
-      return { account: toAccountMessage(await identity.setLegalIdentity(req.account_id, fromLegalIdentityMessage(req.legal_identity)), logoUrl) };
+      return { account: await present(identity, await identity.setLegalIdentity(req.account_id, fromLegalIdentityMessage(req.legal_identity))) };
     },
     setPlan: async (req) => {
       const a = await identity.setPlan(req.account_id, {
@@ -66,6 +72,7 @@ export function identityAdminHandlers(identity: Identity, logoUrl: (key: string)
       return { token, key_id: `key_${key.id}` };
     },
     revokeApiKey: async (req) => ({ key_id: await identity.revokeApiKey(req.token) }),
+    setLogo: async (req) => ({ account: await present(identity, await identity.setLogo(req.account_id, req.data)) }),
     bootstrap: async (req) => {
       const result = await identity.bootstrap(req.email, req.password);
       return { created: result.created, account_id: result.accountId ?? 0, token: result.token ?? '', email: result.created ? req.email : '' };

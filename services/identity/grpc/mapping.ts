@@ -42,7 +42,7 @@ export function fromLegalIdentityMessage(li: LegalIdentity): LegalIdentityData {
   };
 }
 
-export function toAccountMessage(a: AccountView, logoUrl: (key: string) => string): Account {
+export function toAccountMessage(a: AccountView, logoUrl: string | null): Account {
   return {
     id: a.id,
     name: a.name,
@@ -52,7 +52,7 @@ export function toAccountMessage(a: AccountView, logoUrl: (key: string) => strin
     accounting_type: a.accounting_type ? ACCOUNTING[a.accounting_type] : AccountingType.ACCOUNTING_TYPE_UNSPECIFIED,
     onboarding_step: a.onboarding_step ?? undefined,
     vat_registration_alert: a.vat_registration_alert ?? undefined,
-    logo_url: a.logo_key ? logoUrl(a.logo_key) : undefined,
+    logo_url: logoUrl ?? undefined,
     legal_identity: a.legal_identity ? toLegalIdentityMessage(a.legal_identity) : undefined,
     suspended: a.suspended,
   };
