@@ -35,10 +35,12 @@ export function describeBusContract(adapter: string, open: () => Promise<EventBu
       await subB.close();
     });
 
-    it('members of one group share the messages: each is handled once', async () => {
+    it('members of a durable group share the messages: each is handled once', async () => {
       const t = topic();
       const handled: string[] = [];
-      const subs = await Promise.all([0, 1].map(() => bus.subscribe(t, { group: `shared-${t}` }, async (m) => void handled.push(text(m)))));
+      const subs = await Promise.all(
+        [0, 1].map(() => bus.subscribe(t, { group: `shared-${t}`, fromBeginning: true }, async (m) => void handled.push(text(m)))),
+      );
       await bus.publish(t, Array.from({ length: 6 }, (_, i) => msg(String(i), `m${i}`)));
       await until(() => handled.length >= 6);
       await new Promise((r) => setTimeout(r, 300));

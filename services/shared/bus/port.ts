@@ -15,7 +15,12 @@ export interface SubscribeOptions {
    * A gateway replica uses a group of its own to see everything (broadcast).
    */
   group: string;
-  /** Replay what the topic holds instead of starting at the end. */
+  /**
+   * Where a group without a committed position starts: the beginning of the topic, or its end. Durable
+   * worker groups set it: in Kafka a new group resolves "end" only once partitions are assigned, so
+   * messages published during its first rebalance would be skipped. Broadcast groups (one per gateway
+   * replica, interested only in what happens from now on) leave it unset.
+   */
   fromBeginning?: boolean;
 }
 
