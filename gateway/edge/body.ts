@@ -24,6 +24,8 @@ const run = (parser: express.RequestHandler, req: Request, res: Response) =>
  * requests without body); the raw bytes are then available from rawBodyOf(req).
  */
 export async function readBody(req: Request, res: Response): Promise<unknown> {
+  // No body (every GET, most DELETEs): nothing to read, as body-parser's own hasBody() would decide.
+  if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return undefined;
   await run(json, req, res);
   if (rawBodies.has(req)) return req.body;
   await run(/^multipart\//i.test(req.headers['content-type'] ?? '') ? multipart : other, req, res);

@@ -24,10 +24,23 @@ export interface RateLimitBucket {
  * bearer token before it is resolved (so a flood never reaches the identity service); requests
  * without a well-formed token (they all end in 401, or are sign-ins) are counted per client IP.
  */
+/** token → its counter subject ('' when malformed); bounded, dropped wholesale when full. */
+const subjects = new Map<string, string>();
+
+function credentialSubject(token: string): string {
+  let subject = subjects.get(token);
+  if (subject === undefined) {
+    subject = parseApiToken(token) || looksLikeJwt(token) ? createHash('sha256').update(token).digest('base64url') : '';
+    if (subjects.size >= 10_000) subjects.clear();
+    subjects.set(token, subject);
+  }
+  return subject;
+}
+
 export function bucketOf(req: Request, config: EdgeConfig['rateLimit']): RateLimitBucket {
   const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
-  if (token && (parseApiToken(token) || looksLikeJwt(token))) {
-    const credential = createHash('sha256').update(token).digest('base64url');
+  const credential = token ? credentialSubject(token) : '';
+  if (credential) {
     const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_PATH.test(req.path);
     return pdf ? { key: `pdf:${credential}`, limit: config.pdf } : { key: `api:${credential}`, limit: config.general };
   }

@@ -1,0 +1,145 @@
+// Load generator of the benchmark, run as its own process (pinned to core 1 by run.ts): N keep-alive
+// HTTP/1.1 connections on raw sockets, each sending its next request as soon as the previous answer
+// is complete (closed loop). Far cheaper per request than node:http's client, so it does not become
+// the bottleneck of the fastest baseline. Prints "measure-start" / "measure-end" lines (run.ts samples
+// CPU counters on them) and finally one JSON line with the result.
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+export interface LoadConfig {
+  port: number;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** POST: every request gets `Idempotency-Key: <prefix><n>` (a new key each time). */
+  keyPrefix?: string;
+  connections: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+  socketErrors: number;
+}
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function runLoad(config: LoadConfig, signal: (line: string) => void = () => undefined): Promise<LoadResult> {
+  const fixedHead =
+    `${config.method} ${config.path} HTTP/1.1\r\nHost: 127.0.0.1:${config.port}\r\n` +
+    Object.entries(config.headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+  const body = config.body ?? '';
+  const bodyLength = Buffer.byteLength(body);
+  let sequence = 0;
+  const nextRequest = (): string => {
+    let head = fixedHead;
+    if (config.keyPrefix !== undefined) head += `Idempotency-Key: ${config.keyPrefix}${sequence++}\r\n`;
+    if (config.method === 'POST') head += `Content-Type: application/json\r\nContent-Length: ${bodyLength}\r\n`;
+    return head + '\r\n' + body;
+  };
+
+  const started = performance.now();
+  const measureStart = started + config.warmupMs;
+  const measureEnd = measureStart + config.durationMs;
+  let latencies = new Float64Array(1 << 16);
+  let measured = 0;
+  const statuses: Record<string, number> = {};
+  let socketErrors = 0;
+  let inMeasure = false;
+
+  const startTimer = setTimeout(() => {
+    inMeasure = true;
+    signal('measure-start');
+  }, config.warmupMs);
+  const endTimer = setTimeout(() => {
+    inMeasure = false;
+    signal('measure-end');
+  }, config.warmupMs + config.durationMs);
+
+  return new Promise((resolve) => {
+    let open = config.connections;
+    const done = () => {
+      if (--open > 0) return;
+      clearTimeout(startTimer);
+      clearTimeout(endTimer);
+      const sorted = latencies.slice(0, measured).sort();
+      resolve({
+        requests: measured,
+        rps: measured / (config.durationMs / 1000),
+        p50Ms: percentile(sorted, 50),
+        p99Ms: percentile(sorted, 99),
+        statuses,
+        socketErrors,
+      });
+    };
+    for (let c = 0; c < config.connections; c++) {
+      const socket = net.connect(config.port, '127.0.0.1');
+      socket.setNoDelay(true);
+      let pending: Buffer = Buffer.alloc(0);
+      let sentAt = 0;
+      let closed = false;
+      const send = () => {
+        sentAt = performance.now();
+        socket.write(nextRequest());
+      };
+      socket.on('connect', send);
+      socket.on('data', (chunk: Buffer) => {
+        pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+        for (;;) {
+          const headerEnd = pending.indexOf(CRLFCRLF);
+          if (headerEnd < 0) return;
+          const head = pending.toString('latin1', 0, headerEnd);
+          const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+          if (!length) throw new Error(`response without Content-Length:\n${head}`);
+          const total = headerEnd + 4 + Number(length[1]);
+          if (pending.length < total) return;
+          pending = pending.subarray(total);
+          const now = performance.now();
+          if (inMeasure && sentAt >= measureStart) {
+            if (measured === latencies.length) {
+              const grown = new Float64Array(latencies.length * 2);
+              grown.set(latencies);
+              latencies = grown;
+            }
+            latencies[measured++] = now - sentAt;
+            const status = head.slice(9, 12);
+            statuses[status] = (statuses[status] ?? 0) + 1;
+          }
+          if (now < measureEnd) send();
+          else socket.end();
+        }
+      });
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        done();
+      };
+      socket.on('error', () => {
+        socketErrors++;
+        close();
+      });
+      socket.on('close', close);
+    }
+  });
+}
+
+if (require.main === module) {
+  const config = JSON.parse(process.argv[2]) as LoadConfig;
+  runLoad(config, (line) => process.stdout.write(line + '\n')).then((result) => {
+    process.stdout.write(JSON.stringify({ result }) + '\n');
+    process.exit(0);
+  });
+}

@@ -1,0 +1,511 @@
+// `npm run bench`: requests/s and p50/p99 latency of
+//   - an authenticated GET through gateway → gRPC → store (GET /user/accounts/<id>: auth from the
+//     principal cache, scope read:accounts, rate limit, identity service, store), and
+//   - a POST with a fresh Idempotency-Key each time (POST /accounts/<id>/contacts: workspace gating,
+//     body validation, idempotency begin + complete, contacts service, store write),
+// in embedded mode (edge state in SQLite/memory) and on real Redis (the same process with REDIS_URL),
+// each as a ratio against baselines measured in the same round on the same machine: a bare node:http
+// server answering the same JSON, and the naive chain (a bare express handler making one unary
+// grpc-js call to a server returning a constant).
+//
+// Method (see /work/shared/benchmarking.md): loopback only; server processes (and Redis) pinned to
+// core 0, the load generator to core 1 (taskset, when there are ≥ 2 cores); every setup started
+// fresh; warm-up discarded; rounds visit the setups in a shuffled order; medians of rounds and of
+// per-round ratios; server CPU µs per request from /proc; steal and other processes' CPU recorded
+// (runs above the noise thresholds are flagged). Bounded: BENCH_BUDGET_S (default 200 s) of
+// measuring, then the report is written from the rounds done. Report: .bench/report.md and .json.
+//
+// Settings (environment): BENCH_ROUNDS (3), BENCH_WARMUP_MS (2000), BENCH_MEASURE_MS (5000),
+// BENCH_CONNECTIONS (50), BENCH_BUDGET_S (200), REDIS_URL (use this Redis instead of starting one).
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { LoadConfig, LoadResult } from './load';
+
+const root = path.resolve(__dirname, '../../..');
+const dist = (file: string) => path.join(root, 'dist', file);
+const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+const ROUNDS = env('BENCH_ROUNDS', 3);
+const WARMUP_MS = env('BENCH_WARMUP_MS', 2000);
+const MEASURE_MS = env('BENCH_MEASURE_MS', 5000);
+const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
+const BUDGET_MS = env('BENCH_BUDGET_S', 200) * 1000;
+const NOISY_STEAL_PCT = 5;
+const NOISY_OTHER_PCT = 15;
+const began = Date.now();
+const work = mkdtempSync(path.join(os.tmpdir(), 'invoicing-bench-'));
+
+const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - began) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+
+// ---------------------------------------------------------------------------------------------
+// processes
+
+const pinning = (() => {
+  if (os.cpus().length < 2) return false;
+  try {
+    execFileSync('taskset', ['-c', '0', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const SERVER_CORE = '0';
+const LOAD_CORE = '1';
+
+interface Proc {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  stderr: () => string;
+}
+
+function spawnPinned(core: string, command: string, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
+  const [cmd, argv] = pinning ? ['taskset', ['-c', core, command, ...args]] : [command, args];
+  return spawn(cmd, argv, { env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function startServer(label: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Proc> {
+  return new Promise((resolve, reject) => {
+    const child = spawnPinned(SERVER_CORE, process.execPath, args, extraEnv);
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${label} did not start in 60 s\n${err.slice(-2000)}`));
+    }, 60_000);
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve({ child, pid: child.pid!, port: JSON.parse(line).port as number, stderr: () => err });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited with ${code}\n${err.slice(-2000)}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** utime + stime of a process, in clock ticks (USER_HZ = 100 on Linux). */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+interface SystemTicks {
+  total: number;
+  busy: number;
+  steal: number;
+}
+
+function systemTicks(): SystemTicks {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = cpu;
+    const total = user + nice + system + idle + iowait + irq + softirq + steal;
+    return { total, busy: total - idle - iowait, steal };
+  } catch {
+    return { total: NaN, busy: NaN, steal: NaN };
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+
+// ---------------------------------------------------------------------------------------------
+// load
+
+interface Measurement {
+  load: LoadResult;
+  /** Server-side CPU (all server processes, Redis included) per request, in µs. */
+  serverCpuUsPerRequest: number;
+  loadgenCpuPct: number;
+  stealPct: number;
+  otherCpuPct: number;
+}
+
+function measure(config: LoadConfig, serverPids: number[]): Promise<Measurement> {
+  return new Promise((resolve, reject) => {
+    const child = spawnPinned(LOAD_CORE, process.execPath, [dist('test/bench/load.js'), JSON.stringify(config)]);
+    let out = '';
+    let atStart: { server: number; load: number; sys: SystemTicks } | undefined;
+    let atEnd: typeof atStart;
+    const sample = () => ({
+      server: serverPids.reduce((sum, pid) => sum + cpuTicks(pid), 0),
+      load: cpuTicks(child.pid!),
+      sys: systemTicks(),
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), config.warmupMs + config.durationMs + 30_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!atStart && out.includes('measure-start\n')) atStart = sample();
+      if (!atEnd && out.includes('measure-end\n')) atEnd = sample();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const line = out.split('\n').find((l) => l.startsWith('{"result"'));
+      if (!line || !atStart || !atEnd) return reject(new Error(`load generator failed (${code}): ${out.slice(-500)}`));
+      const load = (JSON.parse(line) as { result: LoadResult }).result;
+      const serverTicks = atEnd.server - atStart.server;
+      const loadTicks = atEnd.load - atStart.load;
+      const total = atEnd.sys.total - atStart.sys.total;
+      const pct = (ticks: number) => (total > 0 ? (100 * ticks) / total : NaN);
+      resolve({
+        load,
+        serverCpuUsPerRequest: load.requests ? (serverTicks * 10_000) / load.requests : NaN,
+        loadgenCpuPct: (100 * loadTicks) / (config.durationMs / 10), // % of one core
+        stealPct: pct(atEnd.sys.steal - atStart.sys.steal),
+        otherCpuPct: pct(atEnd.sys.busy - atStart.sys.busy - serverTicks - loadTicks),
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// setups
+
+type SetupName = 'bare' | 'naive' | 'embedded' | 'redis';
+type WorkloadName = 'GET' | 'POST';
+
+interface Workload {
+  name: WorkloadName;
+  config: Omit<LoadConfig, 'connections' | 'warmupMs' | 'durationMs'>;
+}
+
+interface Started {
+  pids: number[];
+  workloads: Workload[];
+  close(): Promise<void>;
+}
+
+interface Redis {
+  url: string;
+  pid?: number;
+  close(): Promise<void>;
+}
+
+async function startRedis(): Promise<Redis | undefined> {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, close: async () => undefined };
+  try {
+    execFileSync('redis-server', ['--version']);
+  } catch {
+    return undefined;
+  }
+  const port = await freePort();
+  const dir = path.join(work, 'redis');
+  mkdirSync(dir, { recursive: true });
+  // The persistence the edge state needs in production (docs/edge.md): AOF, fsync every second.
+  const child = spawnPinned(SERVER_CORE, 'redis-server', [
+    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec',
+  ]);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const pong = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+      socket.once('data', (data) => {
+        socket.destroy();
+        resolve(data.toString().startsWith('+PONG'));
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (pong) break;
+    if (Date.now() > deadline) throw new Error('redis-server did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url: `redis://127.0.0.1:${port}`, pid: child.pid, close: () => stop(child) };
+}
+
+async function startEmbedded(redis: Redis | undefined, label: string): Promise<Started> {
+  const dataDir = mkdtempSync(path.join(work, 'data-'));
+  const extraEnv: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    // The limit check costs the same whatever the limit: a limit the load cannot reach.
+    RATE_LIMIT_GENERAL: '1000000000',
+    EDGE_REDIS_PREFIX: `bench_${randomBytes(4).toString('hex')}:`,
+  };
+  if (redis) extraEnv.REDIS_URL = redis.url;
+  const proc = await startServer(label, [dist('deploy/embedded/main.js')], extraEnv);
+  let token: string | undefined;
+  let accountId: number | undefined;
+  for (let i = 0; i < 100 && !(token && accountId); i++) {
+    token = /Bearer (inv_pat_[A-Za-z0-9]+)/.exec(proc.stderr())?.[1];
+    accountId = Number(/workspace (\d+)/.exec(proc.stderr())?.[1]) || undefined;
+    if (!(token && accountId)) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (!token || !accountId) throw new Error(`no demo token in the embedded system's output:\n${proc.stderr().slice(-1000)}`);
+  const base = `http://127.0.0.1:${proc.port}/api/v1`;
+  const authorization = `Bearer ${token}`;
+  // One legal entity to attach the benchmark's contacts to.
+  const seeded = await fetch(`${base}/accounts/${accountId}/contacts`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', invoice_account: { name: 'Bench Customer s.r.o.' } }),
+  });
+  const entity = (await seeded.json()) as { invoice_account_id?: number };
+  if (seeded.status !== 201 || !entity.invoice_account_id) throw new Error(`seeding failed: ${seeded.status} ${JSON.stringify(entity)}`);
+  return {
+    pids: [proc.pid, ...(redis?.pid ? [redis.pid] : [])],
+    workloads: [
+      { name: 'GET', config: { port: proc.port, method: 'GET', path: `/api/v1/user/accounts/${accountId}`, headers: { Authorization: authorization } } },
+      {
+        name: 'POST',
+        config: {
+          port: proc.port,
+          method: 'POST',
+          path: `/api/v1/accounts/${accountId}/contacts`,
+          headers: { Authorization: authorization },
+          body: JSON.stringify({ name: 'Bench contact', invoice_account_id: entity.invoice_account_id }),
+          keyPrefix: `bench-${randomBytes(6).toString('hex')}-`,
+        },
+      },
+    ],
+    close: async () => {
+      await stop(proc.child);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startBaseline(kind: 'bare' | 'naive', jsonFile: string, accountId: number): Promise<Started> {
+  const proc = await startServer(kind, [dist('test/bench/baselines.js'), kind, jsonFile]);
+  return {
+    pids: [proc.pid],
+    workloads: [{ name: 'GET', config: { port: proc.port, method: 'GET', path: `/api/v1/user/accounts/${accountId}`, headers: { Authorization: 'Bearer x' } } }],
+    close: () => stop(proc.child),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+interface Run extends Measurement {
+  round: number;
+  setup: SetupName;
+  workload: WorkloadName;
+  unloaded: LoadResult;
+  noisy: boolean;
+}
+
+const median = (values: number[]) => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+const LABEL: Record<string, string> = {
+  'bare GET': 'bare node:http, same JSON',
+  'naive GET': 'naive chain: express → 1 unary grpc-js call → constant',
+  'embedded GET': 'authenticated GET, embedded (SQLite/memory edge state)',
+  'redis GET': 'authenticated GET, Redis edge state',
+  'embedded POST': 'POST + Idempotency-Key, embedded (SQLite edge state)',
+  'redis POST': 'POST + Idempotency-Key, Redis edge state',
+};
+const TARGETS: Array<{ key: string; min: number; what: string }> = [
+  { key: 'embedded GET', min: 0.85, what: 'authenticated GET, embedded' },
+  { key: 'redis GET', min: 0.85, what: 'authenticated GET, Redis' },
+  { key: 'embedded POST', min: 0.5, what: 'idempotent POST, embedded' },
+  { key: 'redis POST', min: 0.5, what: 'idempotent POST, Redis' },
+];
+
+function summarize(runs: Run[], roundsDone: number, notes: string[]) {
+  const keys = Object.keys(LABEL).filter((key) => runs.some((r) => `${r.setup} ${r.workload}` === key));
+  const inRound = (round: number, key: string) => runs.find((r) => r.round === round && `${r.setup} ${r.workload}` === key);
+  const rows = keys.map((key) => {
+    const mine = runs.filter((r) => `${r.setup} ${r.workload}` === key);
+    const ratioTo = (baseline: string) =>
+      median(
+        mine.map((r) => {
+          const base = inRound(r.round, baseline);
+          return base ? r.load.rps / base.load.rps : NaN;
+        }),
+      );
+    return {
+      key,
+      label: LABEL[key],
+      rounds: mine.length,
+      rps: median(mine.map((r) => r.load.rps)),
+      xBare: ratioTo('bare GET'),
+      xNaive: ratioTo('naive GET'),
+      p50Ms: median(mine.map((r) => r.load.p50Ms)),
+      p99Ms: median(mine.map((r) => r.load.p99Ms)),
+      unloadedP50Ms: median(mine.map((r) => r.unloaded.p50Ms)),
+      unloadedP99Ms: median(mine.map((r) => r.unloaded.p99Ms)),
+      serverCpuUsPerRequest: median(mine.map((r) => r.serverCpuUsPerRequest)),
+      non2xx: mine.reduce((sum, r) => sum + Object.entries(r.load.statuses).filter(([s]) => !s.startsWith('2')).reduce((a, [, n]) => a + n, 0), 0),
+    };
+  });
+  const targets = TARGETS.filter((t) => rows.some((r) => r.key === t.key)).map((t) => {
+    const row = rows.find((r) => r.key === t.key)!;
+    return { ...t, ratio: row.xNaive, pass: row.xNaive >= t.min };
+  });
+  return {
+    generated_at: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, pinning },
+    settings: { rounds_planned: ROUNDS, rounds_done: roundsDone, warmup_ms: WARMUP_MS, measure_ms: MEASURE_MS, connections: CONNECTIONS },
+    rows,
+    targets,
+    runs,
+    notes,
+  };
+}
+
+function markdown(report: ReturnType<typeof summarize>): string {
+  const lines = [
+    '# Benchmark: edge policies (gateway → gRPC → store)',
+    '',
+    `Generated ${report.generated_at} by \`npm run bench\` — ${report.machine.cpus} CPUs (${report.machine.model}), Node ${report.machine.node}, ` +
+      `${report.machine.pinning ? 'servers pinned to core 0, load generator to core 1' : 'no CPU pinning (taskset or a second core missing)'}; ` +
+      `${report.settings.rounds_done} of ${report.settings.rounds_planned} shuffled rounds, ${report.settings.connections} connections, ` +
+      `${report.settings.warmup_ms / 1000} s warm-up + ${report.settings.measure_ms / 1000} s measured per run; medians of rounds, ratios taken within each round.`,
+    '',
+    '| setup | req/s | × bare node:http | × naive chain | p50 / p99 ms (loaded) | p50 / p99 ms (1 connection) | server CPU µs/req | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...report.rows.map(
+      (r) =>
+        `| ${r.label} | ${fixed(r.rps)} | ${fixed(r.xBare, 3)} | ${fixed(r.xNaive, 2)} | ${fixed(r.p50Ms, 1)} / ${fixed(r.p99Ms, 1)} | ` +
+        `${fixed(r.unloadedP50Ms, 2)} / ${fixed(r.unloadedP99Ms, 2)} | ${fixed(r.serverCpuUsPerRequest)} | ${r.non2xx} |`,
+    ),
+    '',
+    '## Targets',
+    '',
+    '| what | × naive chain | target | |',
+    '|---|---:|---:|---|',
+    ...report.targets.map((t) => `| ${t.what} | ${fixed(t.ratio, 2)} | ≥ ${t.min} | ${t.pass ? 'met' : '**not met**'} |`),
+    '',
+    '## Runs',
+    '',
+    '| round | setup | req/s | p50 / p99 ms | server µs/req | load gen CPU % | steal % | other CPU % | |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---|',
+    ...report.runs.map(
+      (r) =>
+        `| ${r.round} | ${r.setup} ${r.workload} | ${fixed(r.load.rps)} | ${fixed(r.load.p50Ms, 1)} / ${fixed(r.load.p99Ms, 1)} | ` +
+        `${fixed(r.serverCpuUsPerRequest)} | ${fixed(r.loadgenCpuPct)} | ${fixed(r.stealPct, 1)} | ${fixed(r.otherCpuPct, 1)} | ${r.noisy ? 'noisy' : ''} |`,
+    ),
+    '',
+    ...(report.notes.length ? ['## Notes', '', ...report.notes.map((n) => `- ${n}`), ''] : []),
+  ];
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function shuffle<T>(items: T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const notes: string[] = [];
+  if (!pinning) notes.push('CPU pinning unavailable: server and load generator share cores, ratios are less reliable.');
+  log(`${os.cpus().length} CPUs, pinning ${pinning ? 'on' : 'off'}; ${ROUNDS} rounds × (${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms), ${CONNECTIONS} connections`);
+
+  const redis = await startRedis();
+  if (!redis) notes.push('Redis rows skipped: no REDIS_URL and no redis-server on PATH.');
+  else log(`Redis at ${redis.url}${process.env.REDIS_URL ? ' (from REDIS_URL, not pinned, its CPU not counted)' : ' (started here, pinned with the servers, AOF everysec)'}`);
+
+  // Probe: what the measured GET answers, which the baselines answer too.
+  log('probe: starting the embedded system once to capture the GET response');
+  const probe = await startEmbedded(undefined, 'embedded (probe)');
+  const get = probe.workloads[0].config;
+  const sample = await fetch(`http://127.0.0.1:${get.port}${get.path}`, { headers: get.headers });
+  const jsonFile = path.join(work, 'account.json');
+  writeFileSync(jsonFile, Buffer.from(await sample.arrayBuffer()));
+  const accountId = Number(/\/(\d+)$/.exec(get.path)![1]);
+  await probe.close();
+  if (sample.status !== 200) throw new Error(`probe GET answered ${sample.status}`);
+
+  const setups: SetupName[] = ['bare', 'naive', 'embedded', ...(redis ? (['redis'] as const) : [])];
+  const runs: Run[] = [];
+  let roundsDone = 0;
+  const perRoundEstimateMs = setups.length * 4000 + (setups.length + 2) * (WARMUP_MS + MEASURE_MS + 1500);
+  for (let round = 1; round <= ROUNDS; round++) {
+    if (round > 1 && Date.now() - began + perRoundEstimateMs > BUDGET_MS) {
+      notes.push(`Stopped after ${round - 1} round(s) to stay within BENCH_BUDGET_S.`);
+      log(`time budget reached: stopping after ${round - 1} round(s)`);
+      break;
+    }
+    const order = shuffle(setups);
+    log(`round ${round}/${ROUNDS}: ${order.join(', ')}`);
+    for (const setup of order) {
+      const started =
+        setup === 'bare' || setup === 'naive'
+          ? await startBaseline(setup, jsonFile, accountId)
+          : await startEmbedded(setup === 'redis' ? redis : undefined, setup);
+      try {
+        for (const workload of started.workloads) {
+          const loaded = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: MEASURE_MS }, started.pids);
+          const unloaded = await measure({ ...workload.config, connections: 1, warmupMs: 300, durationMs: 1000 }, started.pids);
+          const noisy = loaded.stealPct > NOISY_STEAL_PCT || loaded.otherCpuPct > NOISY_OTHER_PCT;
+          runs.push({ round, setup, workload: workload.name, ...loaded, unloaded: unloaded.load, noisy });
+          const bad = Object.entries(loaded.load.statuses).filter(([s]) => !s.startsWith('2'));
+          log(
+            `  ${`${setup} ${workload.name}`.padEnd(14)} ${fixed(loaded.load.rps).padStart(6)} req/s  p50 ${fixed(loaded.load.p50Ms, 1)} ms  p99 ${fixed(loaded.load.p99Ms, 1)} ms` +
+              `  (1 conn: p50 ${fixed(unloaded.load.p50Ms, 2)} ms)  server ${fixed(loaded.serverCpuUsPerRequest)} µs/req  steal ${fixed(loaded.stealPct, 1)} %  other ${fixed(loaded.otherCpuPct, 1)} %` +
+              `${noisy ? '  NOISY' : ''}${bad.length ? `  non-2xx ${JSON.stringify(Object.fromEntries(bad))}` : ''}`,
+          );
+        }
+      } finally {
+        await started.close();
+      }
+    }
+    roundsDone = round;
+  }
+  await redis?.close();
+  if (runs.some((r) => r.noisy)) notes.push(`Runs flagged noisy had steal above ${NOISY_STEAL_PCT} % or other processes above ${NOISY_OTHER_PCT} % of the machine's CPU.`);
+  if (runs.some((r) => r.setup === 'bare' && r.loadgenCpuPct > 90)) {
+    notes.push('The load generator was near a full core during the bare node:http runs: that baseline is a lower bound (its × bare ratios are upper bounds).');
+  }
+
+  const report = summarize(runs, roundsDone, notes);
+  const outDir = path.join(root, '.bench');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(path.join(outDir, 'report.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(path.join(outDir, 'report.md'), markdown(report));
+  rmSync(work, { recursive: true, force: true });
+  process.stdout.write(markdown(report).split('\n## Runs')[0] + '\n');
+  log(`report: ${path.relative(process.cwd(), path.join(outDir, 'report.md'))} and report.json`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  rmSync(work, { recursive: true, force: true });
+  process.exit(1);
+});
