@@ -48,7 +48,7 @@ export interface Domain {
   lifecycle: Lifecycle;
   store: SqliteDocumentStore;
   directory: FakeDirectory;
-  clock: { date: Date; now(): Date };
+  clock: { base: number; now(): Date };
 }
 
 export function tempDbFile(): string {
@@ -59,8 +59,16 @@ export function tempDbFile(): string {
 export function domain(file = tempDbFile(), hooks?: NumberingHooks): Domain {
   const store = new SqliteDocumentStore(file);
   const directory = new FakeDirectory();
-  const clock = { date: new Date('2026-03-15T10:00:00Z'), now: () => clock.date };
-  const ctx = new DocumentsContext({ store: documentsStore(store), directory, clock, ids: { eventId: () => randomUUID() }, hooks });
+  // 2026-03-15 10:00 UTC when the domain is made, then running in real time.
+  const started = Date.now();
+  const clock = { base: Date.parse('2026-03-15T10:00:00Z'), now: () => new Date(clock.base + Date.now() - started) };
+  const ctx = new DocumentsContext({
+    store: documentsStore(store),
+    directory,
+    clock,
+    ids: { eventId: () => randomUUID() },
+    hooks: { pendingGraceMs: 100, ...hooks },
+  });
   return { ctx, documents: new Documents(ctx), lifecycle: new Lifecycle(ctx), store, directory, clock };
 }
 

@@ -21,12 +21,22 @@ import { applyIssue, EventFactory, issuable } from './records';
 export interface NumberingHooks {
   /** Runs between reserve and apply; tests throw here to simulate a process dying mid-issue. */
   afterReserve?(pending: PendingNumber): Promise<void>;
+  /**
+   * How long another issuer's pending number is left to its owner before it is settled for it
+   * (a crashed owner never completes). Default 1000 ms.
+   */
+  pendingGraceMs?: number;
 }
 
-const MAX_ATTEMPTS = 200;
+const MAX_ATTEMPTS = 2000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A short random wait, so contending replicas do not retry in lockstep. */
+const jitter = (base: number) => pause(base + Math.floor(Math.random() * base * 2));
 
 export class Numbering {
+  /** Issues of one sequence run one at a time within a process; replicas contend through the store. */
+  private readonly queues = new Map<string, Promise<void>>();
+
   constructor(
     private readonly store: DocumentsStore,
     private readonly clock: Clock,
@@ -66,23 +76,63 @@ export class Numbering {
     format: string,
     snapshots: { supplier: PartyData; purchaser: PartyData | null },
   ): Promise<DocumentRecord | null> {
+    const doc = await this.store.documents.get(documentId);
+    if (!doc || !issuable(doc)) return null;
+    const key = `${tenant.account_id}:${tenant.livemode}:${doc.type}:${doc.issue_date.slice(0, 4)}`;
+    return this.exclusive(key, () => this.reserveAndApply(tenant, documentId, format, snapshots));
+  }
+
+  private async exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    let done!: () => void;
+    const gate = new Promise<void>((resolve) => (done = resolve));
+    const mine = previous.then(() => gate);
+    this.queues.set(key, mine);
+    await previous;
+    try {
+      return await work();
+    } finally {
+      done();
+      if (this.queues.get(key) === mine) this.queues.delete(key);
+    }
+  }
+
+  private async reserveAndApply(
+    tenant: Tenant,
+    documentId: number,
+    format: string,
+    snapshots: { supplier: PartyData; purchaser: PartyData | null },
+  ): Promise<DocumentRecord | null> {
+    const grace = this.hooks.pendingGraceMs ?? 1000;
+    const first = await this.store.documents.get(documentId);
+    if (!first || !issuable(first)) return null;
+    const year = Number(first.issue_date.slice(0, 4));
+    const { id: sequenceId } = await this.sequence(tenant, first.type, year);
+    let waited = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const doc = await this.store.documents.get(documentId);
-      if (!doc || !issuable(doc)) return null;
-      const year = Number(doc.issue_date.slice(0, 4));
-      const seq = await this.sequence(tenant, doc.type, year);
+      const seq = (await this.store.sequences.get(sequenceId))!;
       if (seq.pending) {
-        // Settle someone's interrupted issue first; when it was this very document, that completes it.
+        // Another replica is issuing: leave it time to finish before settling its number for it.
+        const age = this.clock.now().getTime() - Date.parse(seq.pending.reserved_at);
+        if (seq.pending.document_id !== documentId && age >= 0 && age < grace) {
+          waited = true;
+          await jitter(4);
+          continue;
+        }
+        // Settle an interrupted issue; when it was this very document, that completes it.
         const settled = await this.settle(seq);
         if (settled?.id === documentId) return settled;
         continue;
       }
+      const doc = attempt === 0 && !waited ? first : await this.store.documents.get(documentId);
+      if (!doc || !issuable(doc)) return null;
       const number = seq.last + 1;
       const pending: PendingNumber = {
         document_id: doc.id,
         year,
         number,
         formatted: formatNumber(format, year, number),
+        reserved_at: this.clock.now().toISOString(),
         supplier: snapshots.supplier,
         purchaser: snapshots.purchaser,
       };
@@ -91,7 +141,7 @@ export class Numbering {
         reserved = await this.store.sequences.update({ ...seq, last: number, pending, updated_at: this.clock.now().toISOString() });
       } catch (err) {
         if (err instanceof VersionConflict) {
-          await pause(attempt % 5);
+          await jitter(2);
           continue;
         }
         throw err;

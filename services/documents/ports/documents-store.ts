@@ -163,6 +163,8 @@ export interface PendingNumber {
   year: number;
   number: number;
   formatted: string;
+  /** When it was reserved (RFC 3339): after a grace period anyone settles it for a silent owner. */
+  reserved_at: string;
   /** Snapshots taken by the issuer, applied with the number so a roll-forward needs no remote call. */
   supplier: PartyData;
   purchaser: PartyData | null;
