@@ -10,6 +10,8 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'contract-embedded', testMatch: ['<rootDir>/test/contract/**/*.embedded.test.ts'] },
     { ...common, displayName: 'contract-real', testMatch: ['<rootDir>/test/contract/**/*.real.test.ts'] },
+    // Integration tests that run once, in the mode they are about (first start, Kafka outages, replicas).
+    { ...common, displayName: 'system', testMatch: ['<rootDir>/test/system/**/*.test.ts'] },
     {
       ...common,
       displayName: 'api-embedded',

@@ -1,6 +1,6 @@
 // Credential formats and scopes (spec §5), shared by the identity service (which issues and verifies)
 // and the gateway (which rejects malformed tokens before any lookup).
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'inv';
 export type TokenKind = 'pat' | 'live' | 'test';
@@ -56,6 +56,13 @@ export function looksLikeJwt(token: string): boolean {
 /** Tokens are high-entropy, so a plain SHA-256 is enough to store them (no KDF needed). */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/** Constant-time equality of two hex digests. */
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
 }
 
 export const RESOURCES = [

@@ -1,5 +1,5 @@
 // Identity use cases: users, workspaces, memberships, subscriptions, API keys and sessions.
-import { ALL_SCOPES, hashToken, isKnownScope, looksLikeJwt, mintToken, parseApiToken, TokenKind } from '../../shared/credentials';
+import { ALL_SCOPES, hashToken, sameHash, isKnownScope, looksLikeJwt, mintToken, parseApiToken, TokenKind } from '../../shared/credentials';
 import { fail } from '../../shared/errors';
 import { mutate } from '../../shared/store/port';
 import { IdentityEvents } from '../ports/events';
@@ -62,8 +62,10 @@ export class Identity {
   }
 
   private async authenticateApiKey(token: string): Promise<Principal> {
-    const key = await this.store.apiKeys.findOne({ token_hash: hashToken(token) });
-    if (!key) throw fail.unauthenticated('invalid_credentials', 'the credential is not valid');
+    const hash = hashToken(token);
+    const key = await this.store.apiKeys.findOne({ token_hash: hash });
+    // The index finds the row; the comparison that decides is constant-time.
+    if (!key || !sameHash(key.token_hash, hash)) throw fail.unauthenticated('invalid_credentials', 'the credential is not valid');
     if (key.revoked_at) throw fail.unauthenticated('revoked_credentials', 'the credential has been revoked');
     if (!key.last_used_at || Date.now() - Date.parse(key.last_used_at) > LAST_USED_RESOLUTION_MS) {
       await mutate(this.store.apiKeys, key.id, (k) => ({ ...k, last_used_at: now() })).catch(() => undefined);
