@@ -205,6 +205,40 @@ whenDistributed('two documents-service processes', () => {
       replica.child.kill('SIGTERM');
     }
   }, 120_000);
+  it('a process killed (SIGKILL) mid-issue leaves no gap: the survivor settles its reserved numbers', async () => {
+    const ws = await docsWorkspace(system);
+    const replica = await startReplica();
+    const [doomed, survivor] = [replica.address, system.cliEnv.DOCUMENTS_ADDR].map((address) =>
+      connect(DocumentsServiceService, 'invoicing.documents.v1.DocumentsService', address),
+    );
+    const tenant = { account_id: ws.id, livemode: true };
+    const issue = (client: typeof doomed, id: number) =>
+      client.issueDocument({ tenant, type: DocumentType.DOCUMENT_TYPE_INVOICE, id }, { timeoutMs: 60_000 });
+    try {
+      const drafts: number[] = [];
+      for (let i = 0; i < 16; i++) {
+        drafts.push((await ws.api.post(`${ws.base}/invoices`, { purchaser_id: ws.purchaser, line_items: [line()] })).body.id);
+      }
+      const calls = drafts.map((id) => issue(doomed, id).then(() => true, () => false));
+      await Promise.race(calls); // the replica is now working through the rest of its queue
+      replica.child.kill('SIGKILL');
+      expect((await Promise.all(calls)).filter((ok) => !ok).length).toBeGreaterThan(0); // it died with work in flight
+      // Whatever it left behind (a reserved number, drafts) the survivor completes.
+      for (const id of drafts) {
+        const doc = await ws.api.get(`${ws.base}/invoices/${id}`);
+        if (doc.body.status === 'draft') await issue(survivor, id).catch(() => undefined);
+      }
+      const listed = await ws.api.get(`${ws.base}/invoices?limit=100`);
+      const year = new Date().getUTCFullYear();
+      expect(listed.body.data.map((d: { number: string }) => d.number).sort()).toEqual(
+        Array.from({ length: 16 }, (_, i) => `${year}${String(i + 1).padStart(6, '0')}`),
+      );
+    } finally {
+      doomed.close();
+      survivor.close();
+      if (replica.child.exitCode === null) replica.child.kill('SIGKILL');
+    }
+  }, 120_000);
 });
 
 whenEmbedded('events in embedded mode', () => {

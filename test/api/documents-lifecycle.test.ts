@@ -353,3 +353,22 @@ describe('quotes', () => {
     expect((await post(`quotes/${proforma.id}/accept`)).status).toBe(404);
   });
 });
+
+describe('Idempotency-Key on document POSTs', () => {
+  it('a retried create or action replays the first answer instead of acting twice', async () => {
+    const key = `doc-${Date.now()}-${Math.random()}`;
+    const body = { purchaser_id: ws.purchaser, line_items: [line()] };
+    const first = await api.post(`${ws.base}/invoices`, body, { headers: { 'idempotency-key': key } });
+    const again = await api.post(`${ws.base}/invoices`, body, { headers: { 'idempotency-key': key } });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const issueKey = `${key}-issue`;
+    const issued = await api.post(`${ws.base}/invoices/${first.body.id}/issue`, undefined, { headers: { 'idempotency-key': issueKey } });
+    const replayed = await api.post(`${ws.base}/invoices/${first.body.id}/issue`, undefined, { headers: { 'idempotency-key': issueKey } });
+    expect(issued.status).toBe(200);
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.number).toBe(issued.body.number);
+  });
+});
