@@ -2,7 +2,7 @@
 // against their invoice, proforma → invoice, quote accept and conversion; delete refusals of §4.
 import { Api } from '../support/api';
 import { startSystem, System } from '../support/system';
-import { docsWorkspace, DocsWorkspace, line, setDocumentSettings } from './documents-support';
+import { docsWorkspace, DocsWorkspace, line, setDocumentSettings } from '../support/documents';
 
 let system: System;
 let ws: DocsWorkspace;

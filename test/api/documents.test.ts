@@ -3,7 +3,7 @@
 import { Api } from '../support/api';
 import { tokenFor } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
-import { CZ_SUPPLIER, docsWorkspace, DocsWorkspace, line } from './documents-support';
+import { CZ_SUPPLIER, docsWorkspace, DocsWorkspace, line } from '../support/documents';
 
 let system: System;
 let ws: DocsWorkspace;

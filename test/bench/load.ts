@@ -59,15 +59,22 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
   const statuses: Record<string, number> = {};
   let socketErrors = 0;
   let inMeasure = false;
-
-  const startTimer = setTimeout(() => {
+  let phase: 'warmup' | 'measure' | 'over' = 'warmup';
+  const beginMeasure = () => {
+    if (phase !== 'warmup') return;
+    phase = 'measure';
     inMeasure = true;
     signal('measure-start');
-  }, config.warmupMs);
-  const endTimer = setTimeout(() => {
+  };
+  const endMeasure = () => {
+    beginMeasure();
+    if (phase !== 'measure') return;
+    phase = 'over';
     inMeasure = false;
     signal('measure-end');
-  }, config.warmupMs + config.durationMs);
+  };
+  const startTimer = setTimeout(beginMeasure, config.warmupMs);
+  const endTimer = setTimeout(endMeasure, config.warmupMs + config.durationMs);
 
   return new Promise((resolve) => {
     let open = config.connections;
@@ -75,6 +82,7 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
       if (--open > 0) return;
       clearTimeout(startTimer);
       clearTimeout(endTimer);
+      endMeasure(); // the last connection may close a hair before the end timer fires
       const sorted = latencies.slice(0, measured).sort();
       resolve({
         requests: measured,

@@ -1,12 +1,13 @@
 // `npm run bench`: requests/s and p50/p99 latency of
-//   - an authenticated GET through gateway → gRPC → store (GET /user/accounts/<id>: auth from the
-//     principal cache, scope read:accounts, rate limit, identity service, store), and
+//   - an authenticated GET through gateway → gRPC → store (GET /accounts/<id>/contacts/<id>: rate
+//     limit, auth from the principal cache, scope read:contacts, workspace gating from its cache,
+//     contacts service, store), and
 //   - a POST with a fresh Idempotency-Key each time (POST /accounts/<id>/contacts: workspace gating,
 //     body validation, idempotency begin + complete, contacts service, store write),
 // in embedded mode (edge state in SQLite/memory) and on real Redis (the same process with REDIS_URL),
 // each as a ratio against baselines measured in the same round on the same machine: a bare node:http
 // server answering the same JSON, and the naive chain (a bare express handler making one unary
-// grpc-js call to a server returning a constant).
+// grpc-js call to a server returning a constant — the same contact message — and presenting it).
 //
 // Method (see /work/shared/benchmarking.md): loopback only; server processes (and Redis) pinned to
 // core 0, the load generator to core 1 (taskset, when there are ≥ 2 cores); every setup started
@@ -15,7 +16,8 @@
 // (runs above the noise thresholds are flagged). Bounded: BENCH_BUDGET_S (default 200 s) of
 // measuring, then the report is written from the rounds done. Report: .bench/report.md and .json.
 //
-// Settings (environment): BENCH_ROUNDS (3), BENCH_WARMUP_MS (2000), BENCH_MEASURE_MS (5000),
+// Settings (environment): BENCH_ROUNDS (3), BENCH_WARMUP_MS (5000; BENCH_REWARM_MS 2000 before a setup's
+// second workload), BENCH_MEASURE_MS (3500),
 // BENCH_CONNECTIONS (50), BENCH_BUDGET_S (200), REDIS_URL (use this Redis instead of starting one).
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,14 +25,18 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { ContactsServiceService, GetContactResponse } from '../../gen/invoicing/contacts/v1/contacts';
 import type { LoadConfig, LoadResult } from './load';
 
 const root = path.resolve(__dirname, '../../..');
 const dist = (file: string) => path.join(root, 'dist', file);
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const ROUNDS = env('BENCH_ROUNDS', 3);
-const WARMUP_MS = env('BENCH_WARMUP_MS', 2000);
-const MEASURE_MS = env('BENCH_MEASURE_MS', 5000);
+/** Warm-up of a freshly started setup's first workload (the JIT needs seconds); later ones need less. */
+const WARMUP_MS = env('BENCH_WARMUP_MS', 5000);
+const REWARM_MS = env('BENCH_REWARM_MS', 2000);
+const MEASURE_MS = env('BENCH_MEASURE_MS', 3500);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
 const BUDGET_MS = env('BENCH_BUDGET_S', 200) * 1000;
 const NOISY_STEAL_PCT = 5;
@@ -204,6 +210,10 @@ interface Workload {
 interface Started {
   pids: number[];
   workloads: Workload[];
+  /** Embedded only: where its data and its runtime.json (service addresses) are. */
+  dataDir?: string;
+  accountId?: number;
+  contactId?: number;
   close(): Promise<void>;
 }
 
@@ -267,18 +277,24 @@ async function startEmbedded(redis: Redis | undefined, label: string): Promise<S
   if (!token || !accountId) throw new Error(`no demo token in the embedded system's output:\n${proc.stderr().slice(-1000)}`);
   const base = `http://127.0.0.1:${proc.port}/api/v1`;
   const authorization = `Bearer ${token}`;
-  // One legal entity to attach the benchmark's contacts to.
+  // One contact (and legal entity): the GET reads it, the POST attaches new contacts to its entity.
   const seeded = await fetch(`${base}/accounts/${accountId}/contacts`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Bench', invoice_account: { name: 'Bench Customer s.r.o.' } }),
   });
-  const entity = (await seeded.json()) as { invoice_account_id?: number };
-  if (seeded.status !== 201 || !entity.invoice_account_id) throw new Error(`seeding failed: ${seeded.status} ${JSON.stringify(entity)}`);
+  const contact = (await seeded.json()) as { id?: number; invoice_account_id?: number };
+  if (seeded.status !== 201 || !contact.id || !contact.invoice_account_id) throw new Error(`seeding failed: ${seeded.status} ${JSON.stringify(contact)}`);
   return {
     pids: [proc.pid, ...(redis?.pid ? [redis.pid] : [])],
+    dataDir,
+    accountId,
+    contactId: contact.id,
     workloads: [
-      { name: 'GET', config: { port: proc.port, method: 'GET', path: `/api/v1/user/accounts/${accountId}`, headers: { Authorization: authorization } } },
+      {
+        name: 'GET',
+        config: { port: proc.port, method: 'GET', path: `/api/v1/accounts/${accountId}/contacts/${contact.id}`, headers: { Authorization: authorization } },
+      },
       {
         name: 'POST',
         config: {
@@ -286,7 +302,7 @@ async function startEmbedded(redis: Redis | undefined, label: string): Promise<S
           method: 'POST',
           path: `/api/v1/accounts/${accountId}/contacts`,
           headers: { Authorization: authorization },
-          body: JSON.stringify({ name: 'Bench contact', invoice_account_id: entity.invoice_account_id }),
+          body: JSON.stringify({ name: 'Bench contact', invoice_account_id: contact.invoice_account_id }),
           keyPrefix: `bench-${randomBytes(6).toString('hex')}-`,
         },
       },
@@ -298,11 +314,11 @@ async function startEmbedded(redis: Redis | undefined, label: string): Promise<S
   };
 }
 
-async function startBaseline(kind: 'bare' | 'naive', jsonFile: string, accountId: number): Promise<Started> {
-  const proc = await startServer(kind, [dist('test/bench/baselines.js'), kind, jsonFile]);
+async function startBaseline(kind: 'bare' | 'naive', file: string, getPath: string): Promise<Started> {
+  const proc = await startServer(kind, [dist('test/bench/baselines.js'), kind, file]);
   return {
     pids: [proc.pid],
-    workloads: [{ name: 'GET', config: { port: proc.port, method: 'GET', path: `/api/v1/user/accounts/${accountId}`, headers: { Authorization: 'Bearer x' } } }],
+    workloads: [{ name: 'GET', config: { port: proc.port, method: 'GET', path: getPath, headers: { Authorization: 'Bearer x' } } }],
     close: () => stop(proc.child),
   };
 }
@@ -375,7 +391,7 @@ function summarize(runs: Run[], roundsDone: number, notes: string[]) {
   return {
     generated_at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, pinning },
-    settings: { rounds_planned: ROUNDS, rounds_done: roundsDone, warmup_ms: WARMUP_MS, measure_ms: MEASURE_MS, connections: CONNECTIONS },
+    settings: { rounds_planned: ROUNDS, rounds_done: roundsDone, warmup_ms: WARMUP_MS, rewarm_ms: REWARM_MS, measure_ms: MEASURE_MS, connections: CONNECTIONS },
     rows,
     targets,
     runs,
@@ -390,7 +406,8 @@ function markdown(report: ReturnType<typeof summarize>): string {
     `Generated ${report.generated_at} by \`npm run bench\` — ${report.machine.cpus} CPUs (${report.machine.model}), Node ${report.machine.node}, ` +
       `${report.machine.pinning ? 'servers pinned to core 0, load generator to core 1' : 'no CPU pinning (taskset or a second core missing)'}; ` +
       `${report.settings.rounds_done} of ${report.settings.rounds_planned} shuffled rounds, ${report.settings.connections} connections, ` +
-      `${report.settings.warmup_ms / 1000} s warm-up + ${report.settings.measure_ms / 1000} s measured per run; medians of rounds, ratios taken within each round.`,
+      `${report.settings.warmup_ms / 1000} s warm-up (${report.settings.rewarm_ms / 1000} s before a setup's second workload) + ${report.settings.measure_ms / 1000} s measured per run; ` +
+      'then 1 connection for 0.7 s (unloaded latency); medians of rounds, ratios taken within each round.',
     '',
     '| setup | req/s | × bare node:http | × naive chain | p50 / p99 ms (loaded) | p50 / p99 ms (1 connection) | server CPU µs/req | non-2xx |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -423,6 +440,23 @@ function markdown(report: ReturnType<typeof summarize>): string {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The GetContactResponse the measured GET's gRPC call receives, encoded (asked directly over gRPC). */
+async function captureContact(probe: Started): Promise<Buffer> {
+  const runtime = JSON.parse(readFileSync(path.join(probe.dataDir!, 'runtime.json'), 'utf8')) as { services: Record<string, string> };
+  const Client = grpc.makeGenericClientConstructor(ContactsServiceService, 'invoicing.contacts.v1.ContactsService');
+  const client = new Client(runtime.services.contacts, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+    getContact(req: unknown, cb: (err: grpc.ServiceError | null, res: GetContactResponse) => void): void;
+  };
+  try {
+    const reply = await new Promise<GetContactResponse>((resolve, reject) =>
+      client.getContact({ tenant: { account_id: probe.accountId, livemode: true }, id: probe.contactId }, (err, res) => (err ? reject(err) : resolve(res))),
+    );
+    return Buffer.from(GetContactResponse.encode(reply).finish());
+  } finally {
+    client.close();
+  }
+}
+
 function shuffle<T>(items: T[]): T[] {
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
@@ -441,21 +475,23 @@ async function main(): Promise<void> {
   if (!redis) notes.push('Redis rows skipped: no REDIS_URL and no redis-server on PATH.');
   else log(`Redis at ${redis.url}${process.env.REDIS_URL ? ' (from REDIS_URL, not pinned, its CPU not counted)' : ' (started here, pinned with the servers, AOF everysec)'}`);
 
-  // Probe: what the measured GET answers, which the baselines answer too.
-  log('probe: starting the embedded system once to capture the GET response');
+  // Probe: what the measured GET answers (the bare server answers the same bytes) and the contact
+  // message its gRPC call returns (the naive chain's constant).
+  log('probe: starting the embedded system once to capture the GET response and its gRPC message');
   const probe = await startEmbedded(undefined, 'embedded (probe)');
   const get = probe.workloads[0].config;
   const sample = await fetch(`http://127.0.0.1:${get.port}${get.path}`, { headers: get.headers });
-  const jsonFile = path.join(work, 'account.json');
+  const jsonFile = path.join(work, 'contact.json');
   writeFileSync(jsonFile, Buffer.from(await sample.arrayBuffer()));
-  const accountId = Number(/\/(\d+)$/.exec(get.path)![1]);
+  const messageFile = path.join(work, 'contact.pb');
+  writeFileSync(messageFile, await captureContact(probe));
   await probe.close();
   if (sample.status !== 200) throw new Error(`probe GET answered ${sample.status}`);
 
   const setups: SetupName[] = ['bare', 'naive', 'embedded', ...(redis ? (['redis'] as const) : [])];
   const runs: Run[] = [];
   let roundsDone = 0;
-  const perRoundEstimateMs = setups.length * 4000 + (setups.length + 2) * (WARMUP_MS + MEASURE_MS + 1500);
+  const perRoundEstimateMs = setups.length * (2500 + WARMUP_MS) + (setups.length + 2) * (MEASURE_MS + 1300) + 2 * REWARM_MS;
   for (let round = 1; round <= ROUNDS; round++) {
     if (round > 1 && Date.now() - began + perRoundEstimateMs > BUDGET_MS) {
       notes.push(`Stopped after ${round - 1} round(s) to stay within BENCH_BUDGET_S.`);
@@ -467,12 +503,13 @@ async function main(): Promise<void> {
     for (const setup of order) {
       const started =
         setup === 'bare' || setup === 'naive'
-          ? await startBaseline(setup, jsonFile, accountId)
+          ? await startBaseline(setup, setup === 'bare' ? jsonFile : messageFile, get.path)
           : await startEmbedded(setup === 'redis' ? redis : undefined, setup);
       try {
-        for (const workload of started.workloads) {
-          const loaded = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: MEASURE_MS }, started.pids);
-          const unloaded = await measure({ ...workload.config, connections: 1, warmupMs: 300, durationMs: 1000 }, started.pids);
+        for (const [index, workload] of started.workloads.entries()) {
+          const warmupMs = index === 0 ? WARMUP_MS : REWARM_MS;
+          const loaded = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs, durationMs: MEASURE_MS }, started.pids);
+          const unloaded = await measure({ ...workload.config, connections: 1, warmupMs: 300, durationMs: 700 }, started.pids);
           const noisy = loaded.stealPct > NOISY_STEAL_PCT || loaded.otherCpuPct > NOISY_OTHER_PCT;
           runs.push({ round, setup, workload: workload.name, ...loaded, unloaded: unloaded.load, noisy });
           const bad = Object.entries(loaded.load.statuses).filter(([s]) => !s.startsWith('2'));

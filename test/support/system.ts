@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { serviceModules } from '../../deploy/modules';
-import { isolatedMongoUrl, realEngineEnv } from './real-engines';
+import { isolatedMongoUrl, realEngineEnv, withoutEngines } from './real-engines';
 
 const root = path.resolve(__dirname, '../..');
 const dist = (file: string) => path.join(root, 'dist', file);
@@ -43,10 +43,10 @@ interface Proc {
   port: number;
 }
 
-function startProcess(script: string, env: Record<string, string>, label: string): Promise<Proc> {
+function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+      env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -113,7 +113,8 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
     cliEnv = { DATA_DIR: dataDir, IDENTITY_ADDR: '' };
     launch = async () => {
-      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system');
+      // Embedded means embedded engines, even when this test run has real-engine URLs exported.
+      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system', withoutEngines());
       procs = [proc];
       gateways = [proc];
       baseUrls = [`http://127.0.0.1:${proc.port}`];

@@ -3,13 +3,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { withoutEngines } from '../support/real-engines';
 
 const root = path.resolve(__dirname, '../..');
 
 function startEmbedded(dataDir: string): Promise<{ stop: () => Promise<void>; stderr: () => string; port: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(root, 'dist/deploy/embedded/main.js')], {
-      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'error' },
+      env: { ...withoutEngines(), DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'error' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';

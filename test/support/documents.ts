@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DocumentsAdminServiceService } from '../../gen/invoicing/documents/v1/documents';
 import { connect } from '../../services/shared/grpc/typed';
-import { Api } from '../support/api';
-import { createWorkspace, Workspace } from '../support/fixtures';
-import { System } from '../support/system';
+import { Api } from './api';
+import { createWorkspace, Workspace } from './fixtures';
+import { System } from './system';
 
 export interface DocsWorkspace extends Workspace {
   api: Api;

@@ -2,6 +2,7 @@
 // with the change; topics keyed by workspace; stable event ids. Distributed mode: a Kafka broker of this
 // suite's own (so stopping it disturbs no other suite), stopped and restarted mid-test; and two
 // documents-service processes issuing concurrently. Embedded mode: the in-process relay drains.
+// Runs once (jest project `system`), each part in the mode it is about.
 import Database from 'better-sqlite3';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,37 +18,30 @@ import { connect } from '../../services/shared/grpc/typed';
 import { eventually } from '../support/api';
 import { runEnginesScript, startEngine, stopEngine } from '../support/engines';
 import { isolatedMongoUrl, realEngineEnv } from '../support/real-engines';
-import { currentMode, startSystem, System } from '../support/system';
-import { docsWorkspace, DocsWorkspace, line } from './documents-support';
-
-const mode = currentMode();
-const whenDistributed = mode === 'distributed' ? describe : describe.skip;
-const whenEmbedded = mode === 'embedded' ? describe : describe.skip;
+import { startSystem, System } from '../support/system';
+import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
 
 let system: System;
 let kafkaDir = '';
 let broker = '';
 let mongoUrl = '';
 
-beforeAll(async () => {
-  if (mode === 'distributed') {
-    kafkaDir = mkdtempSync(path.join(os.tmpdir(), 'documents-kafka-'));
-    await runEnginesScript(['start-one', 'kafka', kafkaDir]);
-    const port = /^kafka (\d+)$/m.exec(readFileSync(path.join(kafkaDir, 'ports'), 'utf8'))![1];
-    broker = `127.0.0.1:${port}`;
-    mongoUrl = isolatedMongoUrl(realEngineEnv().MONGO_URL, `inv_docs_${randomBytes(6).toString('hex')}`);
-    system = await startSystem({ env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250' } });
-  } else {
-    system = await startSystem();
-  }
-}, 180_000);
-afterAll(async () => {
+async function startDistributed(): Promise<void> {
+  kafkaDir = mkdtempSync(path.join(os.tmpdir(), 'documents-kafka-'));
+  await runEnginesScript(['start-one', 'kafka', kafkaDir]);
+  const port = /^kafka (\d+)$/m.exec(readFileSync(path.join(kafkaDir, 'ports'), 'utf8'))![1];
+  broker = `127.0.0.1:${port}`;
+  mongoUrl = isolatedMongoUrl(realEngineEnv().MONGO_URL, `inv_docs_${randomBytes(6).toString('hex')}`);
+  system = await startSystem({ mode: 'distributed', env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250' } });
+}
+
+async function stopDistributed(): Promise<void> {
   await system?.stop();
   if (kafkaDir) {
     await stopEngine('kafka', kafkaDir).catch(() => undefined);
     rmSync(kafkaDir, { recursive: true, force: true });
   }
-}, 60_000);
+}
 
 /** Collects the documents events of one workspace from the beginning of the topic, with a fresh group. */
 async function listen(accountId: number): Promise<{ events: Event[]; close(): Promise<void> }> {
@@ -102,7 +96,11 @@ async function changesOf(ws: DocsWorkspace): Promise<string[]> {
   return expected;
 }
 
-whenDistributed('events on Kafka', () => {
+describe('distributed mode on real engines', () => {
+beforeAll(startDistributed, 180_000);
+afterAll(stopDistributed, 60_000);
+
+describe('events on Kafka', () => {
   it('every change is published once, in order, keyed by workspace, with stable unique ids', async () => {
     const ws = await docsWorkspace(system);
     const listener = await listen(ws.id);
@@ -179,7 +177,7 @@ function startReplica(): Promise<{ child: ChildProcess; address: string }> {
   });
 }
 
-whenDistributed('two documents-service processes', () => {
+describe('two documents-service processes', () => {
   it('issuing concurrently through both yields every number once: no gap, no duplicate', async () => {
     const ws = await docsWorkspace(system);
     const replica = await startReplica();
@@ -241,11 +239,19 @@ whenDistributed('two documents-service processes', () => {
   }, 120_000);
 });
 
-whenEmbedded('events in embedded mode', () => {
+});
+
+describe('events in embedded mode', () => {
+  let embedded: System;
+  beforeAll(async () => {
+    embedded = await startSystem({ mode: 'embedded' });
+  });
+  afterAll(() => embedded?.stop());
+
   it('the in-process relay publishes every outbox (none left pending)', async () => {
-    const ws = await docsWorkspace(system);
+    const ws = await docsWorkspace(embedded);
     await changesOf(ws);
-    const db = new Database(path.join(system.cliEnv.DATA_DIR, 'invoicing.db'), { readonly: true, fileMustExist: true });
+    const db = new Database(path.join(embedded.cliEnv.DATA_DIR, 'invoicing.db'), { readonly: true, fileMustExist: true });
     try {
       await eventually(async () => {
         const row = db.prepare(`SELECT count(*) AS n FROM c_documents WHERE json_extract(doc, '$.outbox_pending') IS NOT NULL`).get() as { n: number };
