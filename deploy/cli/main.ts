@@ -6,14 +6,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CredentialType } from '../../gen/invoicing/identity/v1/identity';
 import { BankingServiceService, ContactsServiceService } from '../../gen/invoicing/contacts/v1/contacts';
+import { DocumentsAdminServiceService } from '../../gen/invoicing/documents/v1/documents';
 import { connect } from '../../services/shared/grpc/typed';
 import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { connectAdmin } from '../../gateway/clients';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
 
-function addresses(): { identity: string; contacts: string } {
+function addresses(): { identity: string; contacts: string; documents: string } {
   if (process.env.IDENTITY_ADDR) {
-    return { identity: process.env.IDENTITY_ADDR, contacts: process.env.CONTACTS_ADDR ?? '' };
+    return { identity: process.env.IDENTITY_ADDR, contacts: process.env.CONTACTS_ADDR ?? '', documents: process.env.DOCUMENTS_ADDR ?? '' };
   }
   const dataDir = path.resolve(process.env.DATA_DIR || '.data');
   const runtime = path.join(dataDir, 'runtime.json');
@@ -26,12 +27,13 @@ function addresses(): { identity: string; contacts: string } {
   } catch {
     throw new Error(`no running system found: the process recorded in ${runtime} (pid ${pid}) is not running; start it with npm start`);
   }
-  return { identity: services.identity, contacts: services.contacts ?? '' };
+  return { identity: services.identity, contacts: services.contacts ?? '', documents: services.documents ?? '' };
 }
 
 const admin = () => connectAdmin(addresses().identity);
 const contactsClient = () => connect(ContactsServiceService, 'invoicing.contacts.v1.ContactsService', addresses().contacts);
 const bankingClient = () => connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addresses().contacts);
+const documentsAdmin = () => connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', addresses().documents);
 const live = (accountId: number) => ({ account_id: accountId, livemode: true });
 
 let output: unknown;
@@ -91,6 +93,23 @@ workspace
     const data = o.file ? readFileSync(o.file) : Buffer.alloc(0);
     const { account } = await admin().setLogo({ account_id: parsePositiveId(o.workspace, '--workspace'), data });
     print({ id: account!.id, logo_url: account!.logo_url ?? null });
+  });
+
+workspace
+  .command('document-settings')
+  .description('number format (YYYY, YY and a run of N), default currency and locale of documents')
+  .requiredOption('--workspace <id>')
+  .option('--number-format <format>', 'e.g. YYYYNNNNNN (the default) or FV-YY-NNNN')
+  .option('--currency <code>', 'ISO 4217')
+  .option('--locale <code>', 'e.g. cs, en')
+  .action(async (o) => {
+    const { settings } = await documentsAdmin().setDocumentSettings({
+      account_id: parsePositiveId(o.workspace, '--workspace'),
+      number_format: o.numberFormat,
+      currency: o.currency,
+      locale: o.locale,
+    });
+    print(settings);
   });
 
 program

@@ -1,9 +1,5 @@
 // Helpers of the documents API suites: a workspace with purchasers, line items, and the documents
 // admin RPC (number format, currency, locale) as an operator would use it.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { DocumentsAdminServiceService } from '../../gen/invoicing/documents/v1/documents';
-import { connect } from '../../services/shared/grpc/typed';
 import { Api } from './api';
 import { createWorkspace, Workspace } from './fixtures';
 import { System } from './system';
@@ -54,18 +50,8 @@ export const line = (unit_price: string | number = '100', vat_rate: string | num
   quantity,
 });
 
-function documentsAddress(system: System): string {
-  if (system.cliEnv.DOCUMENTS_ADDR) return system.cliEnv.DOCUMENTS_ADDR;
-  const runtime = JSON.parse(readFileSync(path.join(system.cliEnv.DATA_DIR, 'runtime.json'), 'utf8')) as { services: Record<string, string> };
-  return runtime.services.documents;
-}
-
-/** Sets a workspace's document settings through DocumentsAdminService (operators only; not over HTTP). */
+/** Sets a workspace's document settings as an operator does: through the admin CLI. */
 export async function setDocumentSettings(system: System, accountId: number, settings: { number_format?: string; currency?: string; locale?: string }) {
-  const admin = connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', documentsAddress(system));
-  try {
-    return await admin.setDocumentSettings({ account_id: accountId, ...settings });
-  } finally {
-    admin.close();
-  }
+  const flags = Object.entries(settings).flatMap(([name, value]) => [`--${name.replace(/_/g, '-')}`, String(value)]);
+  return { settings: await system.cli('workspace', 'document-settings', '--workspace', String(accountId), ...flags) };
 }
