@@ -1,14 +1,9 @@
 // What the contacts domain persists. Every record belongs to one tenant (account_id + livemode).
+import type { AddressData } from '../../shared/address';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
-export interface AddressData {
-  name: string;
-  street: string;
-  municipality: string;
-  postal_code: string;
-  country_alpha2: string;
-  contact: string;
-}
+export type { AddressData };
+
 
 interface TenantOwned extends StoredDoc {
   account_id: number;

@@ -1,6 +1,9 @@
 // What the documents domain persists, as typed collections of the shared document-store port.
 // Invoices, credit notes, proformas and quotes share one collection and one id space.
+import type { AddressData } from '../../shared/address';
 import { Collection, StoredDoc } from '../../shared/store/port';
+
+export type { AddressData };
 
 export interface LineItemData {
   name: string;
@@ -30,14 +33,6 @@ export interface Totals {
 export type DocType = 'invoice' | 'credit_note' | 'proforma' | 'quote';
 export const DOC_TYPES: DocType[] = ['invoice', 'credit_note', 'proforma', 'quote'];
 
-export interface AddressData {
-  name: string;
-  street: string;
-  municipality: string;
-  postal_code: string;
-  country_alpha2: string;
-  contact: string;
-}
 
 /** A supplier or purchaser as it was when the snapshot was taken. */
 export interface PartyData {

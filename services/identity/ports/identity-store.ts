@@ -1,14 +1,9 @@
 // What the identity domain persists, as typed collections of the shared document-store port.
+import type { AddressData } from '../../shared/address';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
-export interface AddressData {
-  name: string;
-  street: string;
-  municipality: string;
-  postal_code: string;
-  country_alpha2: string;
-  contact: string;
-}
+export type { AddressData };
+
 
 export interface LegalIdentityData {
   name: string;
