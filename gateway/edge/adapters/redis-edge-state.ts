@@ -6,7 +6,14 @@
 // Durability (see docs/edge.md): the records must survive a Redis restart, so run Redis with
 // `appendonly yes` (appendfsync everysec) and `maxmemory-policy noeviction` (or volatile-ttl).
 import Redis, { RedisOptions } from 'ioredis';
-import { BeginOutcome, EdgeState, IdempotencyClaim, SerializedResponse, StoredResponse, WindowCount } from '../ports/edge-state';
+import { BeginOutcome, EdgeState, IdempotencyClaim, StoredResponse, WindowCount } from '../ports/edge-state';
+
+/** A kept response inside a completed record (JSON; the body base64). */
+interface SerializedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 const HIT = `
 local n = redis.call('INCR', KEYS[1])

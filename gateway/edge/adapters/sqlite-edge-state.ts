@@ -1,17 +1,22 @@
 // Embedded adapter of the edge-state port (one gateway process): idempotency records in SQLite under
 // DATA_DIR (edge.db, WAL) so they survive a restart, and rate-limit counters in memory (a restart
 // starts fresh windows, which can only let a client through early, never refuse it wrongly).
-// Every read-modify-write runs in an IMMEDIATE transaction, so two handles on one file (or two
-// processes) still see begin() as atomic; within the process JavaScript's single thread already does.
+//
+// Every write is one atomic statement on the fast path — begin is a conditional upsert (insert, or
+// take over an expired record), complete an UPDATE guarded by the owner — so a POST costs two small
+// commits; the rare other cases (a live record to report, a marker that vanished) run in IMMEDIATE
+// transactions. Atomic across handles and processes on the same file, not only within one.
 import Database from 'better-sqlite3';
-import { BeginOutcome, deserializeResponse, EdgeState, IdempotencyClaim, serializeResponse, StoredResponse, WindowCount } from '../ports/edge-state';
+import { BeginOutcome, EdgeState, IdempotencyClaim, StoredResponse, WindowCount } from '../ports/edge-state';
 
 interface Row {
   fingerprint: string;
   state: 'running' | 'done';
   owner: string | null;
   request_id: string;
-  response: string | null;
+  status: number | null;
+  headers: string | null;
+  body: Buffer | null;
   expires_at: number;
 }
 
@@ -20,18 +25,21 @@ export interface SqliteEdgeStateOptions {
   sweepEveryMs?: number;
 }
 
+const COLUMNS = 'fingerprint, state, owner, request_id, status, headers, body, expires_at';
+
 export class SqliteEdgeState implements EdgeState {
   readonly kind = 'embedded';
   private readonly db: Database.Database;
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly get: Database.Statement<[string], Row>;
-  private readonly put: Database.Statement<[string, string, string, string | null, string, string | null, number]>;
+  private readonly claim: Database.Statement<[string, string, string, string, number, number]>;
+  private readonly finish: Database.Statement<[number, string, Buffer, number, string, string]>;
+  private readonly put: Database.Statement<[string, string, string, number, string, Buffer, number]>;
   private readonly renewStmt: Database.Statement<[number, string, string, number]>;
   private readonly releaseStmt: Database.Statement<[string, string, number]>;
   private readonly sweepStmt: Database.Statement<[number]>;
-  private readonly beginTx: (scope: string, claim: IdempotencyClaim, leaseMs: number) => BeginOutcome;
-  private readonly completeTx: (scope: string, claim: IdempotencyClaim, response: string, ttlMs: number) => boolean;
+  private readonly completeTx: (scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number) => boolean;
 
   constructor(file: string, options: SqliteEdgeStateOptions = {}) {
     this.db = new Database(file);
@@ -39,48 +47,52 @@ export class SqliteEdgeState implements EdgeState {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(`
-      CREATE TABLE IF NOT EXISTS idempotency (
+      CREATE TABLE IF NOT EXISTS idempotency_records (
         scope TEXT PRIMARY KEY,
         fingerprint TEXT NOT NULL,
         state TEXT NOT NULL CHECK (state IN ('running', 'done')),
         owner TEXT,
         request_id TEXT NOT NULL,
-        response TEXT,
+        status INTEGER,
+        headers TEXT,
+        body BLOB,
         expires_at INTEGER NOT NULL
       );
-      CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
+      CREATE INDEX IF NOT EXISTS idempotency_records_expiry ON idempotency_records (expires_at);
     `);
-    this.get = this.db.prepare('SELECT fingerprint, state, owner, request_id, response, expires_at FROM idempotency WHERE scope = ?');
-    this.put = this.db.prepare(
-      `INSERT INTO idempotency (scope, fingerprint, state, owner, request_id, response, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(scope) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state, owner = excluded.owner,
-         request_id = excluded.request_id, response = excluded.response, expires_at = excluded.expires_at`,
+    this.get = this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_records WHERE scope = ?`);
+    // Insert, or take over a record whose time is up; a live record is left alone (0 changes).
+    this.claim = this.db.prepare(
+      `INSERT INTO idempotency_records (scope, fingerprint, state, owner, request_id, expires_at) VALUES (?, ?, 'running', ?, ?, ?)
+       ON CONFLICT(scope) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', owner = excluded.owner,
+         request_id = excluded.request_id, status = NULL, headers = NULL, body = NULL, expires_at = excluded.expires_at
+       WHERE idempotency_records.expires_at <= ?`,
     );
-    this.renewStmt = this.db.prepare(`UPDATE idempotency SET expires_at = ? WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`);
-    this.releaseStmt = this.db.prepare(`DELETE FROM idempotency WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`);
-    this.sweepStmt = this.db.prepare('DELETE FROM idempotency WHERE expires_at <= ?');
+    this.finish = this.db.prepare(
+      `UPDATE idempotency_records SET state = 'done', owner = NULL, status = ?, headers = ?, body = ?, expires_at = ?
+       WHERE scope = ? AND owner = ? AND state = 'running'`,
+    );
+    this.put = this.db.prepare(
+      `INSERT INTO idempotency_records (scope, fingerprint, state, owner, request_id, status, headers, body, expires_at)
+       VALUES (?, ?, 'done', NULL, ?, ?, ?, ?, ?)
+       ON CONFLICT(scope) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done', owner = NULL, request_id = excluded.request_id,
+         status = excluded.status, headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at`,
+    );
+    this.renewStmt = this.db.prepare(
+      `UPDATE idempotency_records SET expires_at = ? WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`,
+    );
+    this.releaseStmt = this.db.prepare(`DELETE FROM idempotency_records WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`);
+    this.sweepStmt = this.db.prepare('DELETE FROM idempotency_records WHERE expires_at <= ?');
 
-    const begin = this.db.transaction((scope: string, claim: IdempotencyClaim, leaseMs: number): BeginOutcome => {
+    // complete() when the owner's marker is gone: write unless another attempt holds a live record.
+    const complete = this.db.transaction((scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number): boolean => {
       const now = Date.now();
+      if (this.finish.run(response.status, JSON.stringify(response.headers), response.body, now + ttlMs, scope, claim.owner).changes === 1) return true;
       const row = this.get.get(scope);
-      if (row && row.expires_at > now) {
-        if (row.state === 'done') {
-          return { outcome: 'done', fingerprint: row.fingerprint, requestId: row.request_id, response: deserializeResponse(row.response!) };
-        }
-        return { outcome: 'running', fingerprint: row.fingerprint, requestId: row.request_id };
-      }
-      this.put.run(scope, claim.fingerprint, 'running', claim.owner, claim.requestId, null, now + leaseMs);
-      return { outcome: 'started' };
-    });
-    const complete = this.db.transaction((scope: string, claim: IdempotencyClaim, response: string, ttlMs: number): boolean => {
-      const now = Date.now();
-      const row = this.get.get(scope);
-      const ours = row?.state === 'running' && row.owner === claim.owner;
-      if (row && row.expires_at > now && !ours) return false;
-      this.put.run(scope, claim.fingerprint, 'done', null, claim.requestId, response, now + ttlMs);
+      if (row && row.expires_at > now) return false;
+      this.put.run(scope, claim.fingerprint, claim.requestId, response.status, JSON.stringify(response.headers), response.body, now + ttlMs);
       return true;
     });
-    this.beginTx = (scope, claim, leaseMs) => begin.immediate(scope, claim, leaseMs);
     this.completeTx = (scope, claim, response, ttlMs) => complete.immediate(scope, claim, response, ttlMs);
     this.sweeper = setInterval(() => this.sweep(), options.sweepEveryMs ?? 60_000);
     this.sweeper.unref();
@@ -98,7 +110,20 @@ export class SqliteEdgeState implements EdgeState {
   }
 
   async begin(scope: string, claim: IdempotencyClaim, leaseMs: number): Promise<BeginOutcome> {
-    return this.beginTx(scope, claim, leaseMs);
+    for (;;) {
+      const now = Date.now();
+      if (this.claim.run(scope, claim.fingerprint, claim.owner, claim.requestId, now + leaseMs, now).changes === 1) return { outcome: 'started' };
+      const row = this.get.get(scope);
+      // Gone or expired between the two statements (released, swept, timed out): claim again.
+      if (!row || row.expires_at <= Date.now()) continue;
+      if (row.state === 'running') return { outcome: 'running', fingerprint: row.fingerprint, requestId: row.request_id };
+      return {
+        outcome: 'done',
+        fingerprint: row.fingerprint,
+        requestId: row.request_id,
+        response: { status: row.status!, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body ?? Buffer.alloc(0) },
+      };
+    }
   }
 
   async renew(scope: string, owner: string, leaseMs: number): Promise<boolean> {
@@ -107,7 +132,9 @@ export class SqliteEdgeState implements EdgeState {
   }
 
   async complete(scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number): Promise<boolean> {
-    return this.completeTx(scope, claim, serializeResponse(response), ttlMs);
+    const headers = JSON.stringify(response.headers);
+    if (this.finish.run(response.status, headers, response.body, Date.now() + ttlMs, scope, claim.owner).changes === 1) return true;
+    return this.completeTx(scope, claim, response, ttlMs);
   }
 
   async release(scope: string, owner: string): Promise<boolean> {

@@ -74,18 +74,3 @@ export interface EdgeState {
 
   close(): Promise<void>;
 }
-
-/** Serialized form of a completed record's response (both adapters store JSON text). */
-export interface SerializedResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string; // base64
-}
-
-export const serializeResponse = (r: StoredResponse): string =>
-  JSON.stringify({ status: r.status, headers: r.headers, body: r.body.toString('base64') } satisfies SerializedResponse);
-
-export function deserializeResponse(text: string): StoredResponse {
-  const r = JSON.parse(text) as SerializedResponse;
-  return { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') };
-}
