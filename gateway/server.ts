@@ -13,6 +13,8 @@ import { PrincipalCache } from './auth/principals';
 import { WorkspaceAccess } from './auth/workspace';
 import { GatewayClients, ServiceAddresses } from './clients';
 import { RequestContext, RouteResult } from './http/context';
+import { FsBlobStore } from '../services/shared/blobs/fs';
+import { serveSignedBlobs } from './http/blobs';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator } from './openapi/document';
@@ -37,6 +39,8 @@ export interface GatewayOptions {
   cacheTtlMs?: number;
   upgradeUrl?: string;
   instanceId?: string;
+  /** Embedded mode: serve signed blob URLs (logos, files) from this store at /blobs/. */
+  signedBlobs?: FsBlobStore;
   /** Edge policies (rate limits, idempotency keys) and the state they share across replicas. */
   edge: { state: EdgeState; config: EdgeConfig };
 }
@@ -84,6 +88,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     next();
   });
 
+  if (options.signedBlobs) {
+    const serve = serveSignedBlobs(options.signedBlobs);
+    app.get('/blobs/*key', (req, res, next) => {
+      serve(req, res).catch(next);
+    });
+  }
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bindAdapters } from '../../services/shared/adapters';
+import { FsBlobStore } from '../../services/shared/blobs/fs';
 import { readEngineUrls, readEnv } from '../../services/shared/config';
 import { startGrpcServer, RunningServer } from '../../services/shared/grpc/server';
 import { createLogger } from '../../services/shared/logger';
@@ -19,11 +20,11 @@ async function main(): Promise<void> {
   const dataDir = path.resolve(str('DATA_DIR', '.data'));
   const port = int('PORT', 8080);
   const engines = readEngineUrls();
-  const adapters = await bindAdapters({ dataDir, engines, clientId: 'embedded' });
+  const secrets = loadSecrets(dataDir);
+  const adapters = await bindAdapters({ dataDir, engines, clientId: 'embedded', urlSecret: secrets.urlSecret });
   // Rate limits and idempotency records: DATA_DIR/edge.db, or Redis when REDIS_URL is set.
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, dataDir, config: edgeConfig });
-  const secrets = loadSecrets(dataDir);
 
   const addresses: Record<string, string> = {};
   const servers: RunningServer[] = [];
@@ -45,10 +46,12 @@ async function main(): Promise<void> {
     cacheTtlMs: int('AUTH_CACHE_TTL_MS', 60_000),
     upgradeUrl: optional('UPGRADE_URL'),
     edge: { state: edgeState, config: edgeConfig },
+    signedBlobs: adapters.blobs instanceof FsBlobStore ? adapters.blobs : undefined,
   });
   const http = await gateway.listen(port, optional('HOST') ?? '127.0.0.1');
   const address = http.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
+  if (adapters.blobs instanceof FsBlobStore) adapters.blobs.setBaseUrl(optional('PUBLIC_URL') ?? `http://127.0.0.1:${boundPort}`);
   // The admin CLI finds the running system through this file.
   writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses }, null, 2));
 
