@@ -96,9 +96,13 @@ export class Contacts {
       limit,
       contains: needle ? { field: 'search_text', text: needle } : undefined,
     });
-    const views: ContactView[] = [];
-    for (const contact of contacts) views.push({ contact, entity: await this.entities.get(tenant, contact.invoice_account_id) });
-    return views;
+    // One read per distinct legal entity of the page, not one per contact.
+    const entities = new Map<number, Promise<LegalEntityRecord>>();
+    const entityOf = (id: number) => {
+      if (!entities.has(id)) entities.set(id, this.entities.get(tenant, id));
+      return entities.get(id)!;
+    };
+    return Promise.all(contacts.map(async (contact) => ({ contact, entity: await entityOf(contact.invoice_account_id) })));
   }
 
   static filterKey(tenant: Tenant, query: string) {
