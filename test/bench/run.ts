@@ -16,8 +16,13 @@
 // (runs above the noise thresholds are flagged). Bounded: BENCH_BUDGET_S (default 200 s) of
 // measuring, then the report is written from the rounds done. Report: .bench/report.md and .json.
 //
-// Settings (environment): BENCH_ROUNDS (3), BENCH_WARMUP_MS (5000; BENCH_REWARM_MS 2000 before a setup's
-// second workload), BENCH_MEASURE_MS (3500),
+// A run during which other processes or the hypervisor took much CPU (see NOISY_*) is measured again
+// once when the time budget allows; medians and ratios use the clean runs when there are any.
+// The embedded setup also measures the same POST without a key, which separates the cost of the
+// idempotency layer from the cost of the route itself.
+//
+// Settings (environment): BENCH_ROUNDS (3), BENCH_WARMUP_MS (5000; BENCH_REWARM_MS 1500 before a setup's
+// later workloads), BENCH_MEASURE_MS (3000),
 // BENCH_CONNECTIONS (50), BENCH_BUDGET_S (200), REDIS_URL (use this Redis instead of starting one).
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,8 +40,8 @@ const env = (name: string, fallback: number) => (process.env[name] ? Number(proc
 const ROUNDS = env('BENCH_ROUNDS', 3);
 /** Warm-up of a freshly started setup's first workload (the JIT needs seconds); later ones need less. */
 const WARMUP_MS = env('BENCH_WARMUP_MS', 5000);
-const REWARM_MS = env('BENCH_REWARM_MS', 2000);
-const MEASURE_MS = env('BENCH_MEASURE_MS', 3500);
+const REWARM_MS = env('BENCH_REWARM_MS', 1500);
+const MEASURE_MS = env('BENCH_MEASURE_MS', 3000);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
 const BUDGET_MS = env('BENCH_BUDGET_S', 200) * 1000;
 const NOISY_STEAL_PCT = 5;
@@ -200,7 +205,7 @@ function measure(config: LoadConfig, serverPids: number[]): Promise<Measurement>
 // setups
 
 type SetupName = 'bare' | 'naive' | 'embedded' | 'redis';
-type WorkloadName = 'GET' | 'POST';
+type WorkloadName = 'GET' | 'POST' | 'POST no key';
 
 interface Workload {
   name: WorkloadName;
@@ -306,6 +311,20 @@ async function startEmbedded(redis: Redis | undefined, label: string): Promise<S
           keyPrefix: `bench-${randomBytes(6).toString('hex')}-`,
         },
       },
+      ...(redis
+        ? []
+        : [
+            {
+              name: 'POST no key' as const,
+              config: {
+                port: proc.port,
+                method: 'POST' as const,
+                path: `/api/v1/accounts/${accountId}/contacts`,
+                headers: { Authorization: authorization },
+                body: JSON.stringify({ name: 'Bench contact', invoice_account_id: contact.invoice_account_id }),
+              },
+            },
+          ]),
     ],
     close: async () => {
       await stop(proc.child);
@@ -348,6 +367,7 @@ const LABEL: Record<string, string> = {
   'embedded GET': 'authenticated GET, embedded (SQLite/memory edge state)',
   'redis GET': 'authenticated GET, Redis edge state',
   'embedded POST': 'POST + Idempotency-Key, embedded (SQLite edge state)',
+  'embedded POST no key': 'the same POST without a key, embedded (the route alone)',
   'redis POST': 'POST + Idempotency-Key, Redis edge state',
 };
 const TARGETS: Array<{ key: string; min: number; what: string }> = [
@@ -361,18 +381,20 @@ function summarize(runs: Run[], roundsDone: number, notes: string[]) {
   const keys = Object.keys(LABEL).filter((key) => runs.some((r) => `${r.setup} ${r.workload}` === key));
   const inRound = (round: number, key: string) => runs.find((r) => r.round === round && `${r.setup} ${r.workload}` === key);
   const rows = keys.map((key) => {
-    const mine = runs.filter((r) => `${r.setup} ${r.workload}` === key);
-    const ratioTo = (baseline: string) =>
-      median(
-        mine.map((r) => {
-          const base = inRound(r.round, baseline);
-          return base ? r.load.rps / base.load.rps : NaN;
-        }),
-      );
+    const all = runs.filter((r) => `${r.setup} ${r.workload}` === key);
+    const clean = all.filter((r) => !r.noisy);
+    const mine = clean.length ? clean : all;
+    const ratioTo = (baseline: string) => {
+      const pairs = all.map((r) => ({ r, base: inRound(r.round, baseline) })).filter((p) => p.base);
+      const cleanPairs = pairs.filter((p) => !p.r.noisy && !p.base!.noisy);
+      return median((cleanPairs.length ? cleanPairs : pairs).map((p) => p.r.load.rps / p.base!.load.rps));
+    };
     return {
       key,
       label: LABEL[key],
       rounds: mine.length,
+      cleanRounds: clean.length,
+      totalRuns: all.length,
       rps: median(mine.map((r) => r.load.rps)),
       xBare: ratioTo('bare GET'),
       xNaive: ratioTo('naive GET'),
@@ -409,12 +431,14 @@ function markdown(report: ReturnType<typeof summarize>): string {
       `${report.settings.warmup_ms / 1000} s warm-up (${report.settings.rewarm_ms / 1000} s before a setup's second workload) + ${report.settings.measure_ms / 1000} s measured per run; ` +
       'then 1 connection for 0.7 s (unloaded latency); medians of rounds, ratios taken within each round.',
     '',
-    '| setup | req/s | × bare node:http | × naive chain | p50 / p99 ms (loaded) | p50 / p99 ms (1 connection) | server CPU µs/req | non-2xx |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    'Medians over clean runs (all runs when none was clean); ratios from rounds where both runs were clean.',
+    '',
+    '| setup | req/s | × bare node:http | × naive chain | p50 / p99 ms (loaded) | p50 / p99 ms (1 connection) | server CPU µs/req | clean runs | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...report.rows.map(
       (r) =>
         `| ${r.label} | ${fixed(r.rps)} | ${fixed(r.xBare, 3)} | ${fixed(r.xNaive, 2)} | ${fixed(r.p50Ms, 1)} / ${fixed(r.p99Ms, 1)} | ` +
-        `${fixed(r.unloadedP50Ms, 2)} / ${fixed(r.unloadedP99Ms, 2)} | ${fixed(r.serverCpuUsPerRequest)} | ${r.non2xx} |`,
+        `${fixed(r.unloadedP50Ms, 2)} / ${fixed(r.unloadedP99Ms, 2)} | ${fixed(r.serverCpuUsPerRequest)} | ${r.cleanRounds}/${r.totalRuns} | ${r.non2xx} |`,
     ),
     '',
     '## Targets',
@@ -491,7 +515,9 @@ async function main(): Promise<void> {
   const setups: SetupName[] = ['bare', 'naive', 'embedded', ...(redis ? (['redis'] as const) : [])];
   const runs: Run[] = [];
   let roundsDone = 0;
-  const perRoundEstimateMs = setups.length * (2500 + WARMUP_MS) + (setups.length + 2) * (MEASURE_MS + 1300) + 2 * REWARM_MS;
+  let retries = 0;
+  const workloadsPerRound = setups.length + 3; // embedded and redis measure 3 and 2 workloads
+  const perRoundEstimateMs = setups.length * (2500 + WARMUP_MS) + workloadsPerRound * (MEASURE_MS + 1300) + 3 * REWARM_MS;
   for (let round = 1; round <= ROUNDS; round++) {
     if (round > 1 && Date.now() - began + perRoundEstimateMs > BUDGET_MS) {
       notes.push(`Stopped after ${round - 1} round(s) to stay within BENCH_BUDGET_S.`);
@@ -508,9 +534,16 @@ async function main(): Promise<void> {
       try {
         for (const [index, workload] of started.workloads.entries()) {
           const warmupMs = index === 0 ? WARMUP_MS : REWARM_MS;
-          const loaded = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs, durationMs: MEASURE_MS }, started.pids);
+          const isNoisy = (m: Measurement) => m.stealPct > NOISY_STEAL_PCT || m.otherCpuPct > NOISY_OTHER_PCT;
+          let loaded = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs, durationMs: MEASURE_MS }, started.pids);
+          if (isNoisy(loaded) && Date.now() - began + perRoundEstimateMs / 2 < BUDGET_MS) {
+            log(`  ${setup} ${workload.name}: noisy (steal ${fixed(loaded.stealPct, 1)} %, other ${fixed(loaded.otherCpuPct, 1)} %), measuring again`);
+            retries += 1;
+            const again = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs: REWARM_MS, durationMs: MEASURE_MS }, started.pids);
+            if (!isNoisy(again) || again.otherCpuPct + again.stealPct < loaded.otherCpuPct + loaded.stealPct) loaded = again;
+          }
           const unloaded = await measure({ ...workload.config, connections: 1, warmupMs: 300, durationMs: 700 }, started.pids);
-          const noisy = loaded.stealPct > NOISY_STEAL_PCT || loaded.otherCpuPct > NOISY_OTHER_PCT;
+          const noisy = isNoisy(loaded);
           runs.push({ round, setup, workload: workload.name, ...loaded, unloaded: unloaded.load, noisy });
           const bad = Object.entries(loaded.load.statuses).filter(([s]) => !s.startsWith('2'));
           log(
@@ -526,6 +559,7 @@ async function main(): Promise<void> {
     roundsDone = round;
   }
   await redis?.close();
+  if (retries) notes.push(`${retries} noisy run(s) were measured a second time.`);
   if (runs.some((r) => r.noisy)) notes.push(`Runs flagged noisy had steal above ${NOISY_STEAL_PCT} % or other processes above ${NOISY_OTHER_PCT} % of the machine's CPU.`);
   if (runs.some((r) => r.setup === 'bare' && r.loadgenCpuPct > 90)) {
     notes.push('The load generator was near a full core during the bare node:http runs: that baseline is a lower bound (its × bare ratios are upper bounds).');
