@@ -9,8 +9,9 @@ import { HttpError } from '../http/errors';
 import { EdgeConfig } from './config';
 import { EdgeState } from './ports/edge-state';
 
-/** GET …/invoices/<id>/pdf has its own budget (30/min), not counted in the general one. */
-const PDF_PATH = /^\/accounts\/[^/]+\/invoices\/[^/]+\/pdf\/?$/;
+/** GET …/invoices/<id>/pdf has its own budget (30/min), not counted in the general one. Matched on
+ * the raw URL below the /api/v1 mount (query string allowed) to spare a URL parse per request. */
+const PDF_URL = /^\/accounts\/[^/?]+\/invoices\/[^/?]+\/pdf\/?(?:\?|$)/i; // routing is case-insensitive too
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export interface RateLimitBucket {
@@ -41,7 +42,7 @@ export function bucketOf(req: Request, config: EdgeConfig['rateLimit']): RateLim
   const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
   const credential = token ? credentialSubject(token) : '';
   if (credential) {
-    const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_PATH.test(req.path);
+    const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_URL.test(req.url);
     return pdf ? { key: `pdf:${credential}`, limit: config.pdf } : { key: `api:${credential}`, limit: config.general };
   }
   return { key: `ip:${req.socket.remoteAddress ?? 'unknown'}`, limit: config.anonymous };

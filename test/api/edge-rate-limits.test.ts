@@ -119,7 +119,9 @@ describe('the headers are on every /api/v1 response', () => {
 describe('the invoice PDF has its own budget (§8: 30/min, counted separately)', () => {
   it('counts GET …/invoices/<id>/pdf apart from the general budget, with its own limit', async () => {
     const token = await freshToken();
-    const pdf = (i: number) => fetch(`${gw(i)}/api/v1/accounts/${ws.id}/invoices/1/pdf`, { headers: { authorization: `Bearer ${token}` } });
+    // The same route however it is spelled: with a query string, and in another case (routing ignores case).
+    const spellings = ['pdf?disposition=inline', 'pdf', 'PDF'];
+    const pdf = (i: number) => fetch(`${gw(i)}/api/v1/accounts/${ws.id}/invoices/1/${spellings[i % 3]}`, { headers: { authorization: `Bearer ${token}` } });
     for (let i = 0; i < PDF; i++) {
       const res = await pdf(i);
       expect(limits(res.headers)).toMatchObject({ limit: String(PDF), remaining: String(PDF - 1 - i) });
