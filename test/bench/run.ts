@@ -73,9 +73,26 @@ interface Proc {
   stderr: () => string;
 }
 
+/** Every process the bench started and that still runs: stopped by PID if the bench fails or is interrupted. */
+const children = new Set<ChildProcess>();
+
 function spawnPinned(core: string, command: string, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
   const [cmd, argv] = pinning ? ['taskset', ['-c', core, command, ...args]] : [command, args];
-  return spawn(cmd, argv, { env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, argv, { env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function killChildren(): void {
+  for (const child of children) child.kill('SIGKILL');
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killChildren();
+    rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  });
 }
 
 function startServer(label: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Proc> {
@@ -577,6 +594,7 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  killChildren();
   rmSync(work, { recursive: true, force: true });
   process.exit(1);
 });
