@@ -231,6 +231,20 @@ describe('the key itself', () => {
     expect(await executions(urls)).toBe(before);
   });
 
+  it('DELETE ignores the header (even a malformed one)', async () => {
+    const api = new Api(gw(0), ws.pat);
+    const base = `/api/v1/accounts/${ws.id}/contacts`;
+    for (const key of [newKey(), 'k'.repeat(300)]) {
+      const created = await api.post(base, { invoice_account: { name: 'Deletable s.r.o.' } });
+      expect(created.status).toBe(201);
+      const deleted = await api.delete(`${base}/${created.body.id}`, { headers: { 'idempotency-key': key } });
+      expect(deleted.status).toBe(204);
+      expect(deleted.headers.get('idempotent-replayed')).toBeNull();
+      const again = await api.delete(`${base}/${created.body.id}`, { headers: { 'idempotency-key': key } });
+      expect(again.status).toBe(404); // executed again, not replayed
+    }
+  });
+
   it('GET and PATCH ignore the header (even a malformed one)', async () => {
     const api = new Api(gw(0), ws.pat);
     for (const key of [newKey(), 'k'.repeat(300)]) {
