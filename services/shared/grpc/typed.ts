@@ -47,7 +47,15 @@ export function implement<S extends grpc.ServiceDefinition>(
     const handler = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method];
     implementation[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       const requestId = String(call.metadata.get(REQUEST_ID)[0] ?? randomUUID());
-      const ctx: CallContext = { requestId, log: log.child({ request_id: requestId, rpc: method }) };
+      // The child logger is built only when a handler logs: most calls never do.
+      let child: Logger | undefined;
+      const ctx: CallContext = {
+        requestId,
+        get log() {
+          child ??= log.child({ request_id: requestId, rpc: method });
+          return child;
+        },
+      };
       handler(call.request, ctx).then(
         (response) => callback(null, response),
         (err: unknown) => {
