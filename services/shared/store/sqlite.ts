@@ -34,10 +34,13 @@ export class SqliteDocumentStore implements DocumentStore {
     return new SqliteCollection<T>(this.db, spec);
   }
 
+  private increment?: Database.Statement;
+
   async nextId(sequence: string): Promise<number> {
-    const row = this.db
-      .prepare('INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value')
-      .get(sequence) as { value: number };
+    this.increment ??= this.db.prepare(
+      'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value',
+    );
+    const row = this.increment.get(sequence) as { value: number };
     if (row.value > Number.MAX_SAFE_INTEGER) throw new Error(`sequence ${sequence} overflowed`);
     return row.value;
   }
@@ -49,6 +52,17 @@ export class SqliteDocumentStore implements DocumentStore {
 
 class SqliteCollection<T extends StoredDoc> implements Collection<T> {
   private readonly table: string;
+  /** Prepared once per distinct SQL text: preparing is most of a point read's cost. */
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
 
   constructor(private readonly db: Database.Database, private readonly spec: CollectionSpec<T>) {
     if (!SAFE_NAME.test(spec.name)) throw new Error(`invalid collection name ${spec.name}`);
@@ -65,7 +79,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
   }
 
   private claimKeys(id: number, keys: string[]): void {
-    const claim = this.db.prepare('INSERT INTO unique_keys (collection, key, id) VALUES (?, ?, ?)');
+    const claim = this.sql('INSERT INTO unique_keys (collection, key, id) VALUES (?, ?, ?)');
     for (const key of keys) {
       try {
         claim.run(this.spec.name, key, id);
@@ -80,7 +94,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
     const doc = { ...input, version: 1 } as T;
     this.db.transaction(() => {
       try {
-        this.db.prepare(`INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, ?)`).run(doc.id, JSON.stringify(doc));
+        this.sql(`INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, ?)`).run(doc.id, JSON.stringify(doc));
       } catch (err) {
         if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new DuplicateId(this.spec.name, doc.id);
         throw err;
@@ -91,7 +105,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
   }
 
   async get(id: number): Promise<T | null> {
-    const row = this.db.prepare(`SELECT doc FROM ${this.table} WHERE id = ?`).get(id) as { doc: string } | undefined;
+    const row = this.sql(`SELECT doc FROM ${this.table} WHERE id = ?`).get(id) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as T) : null;
   }
 
@@ -132,30 +146,31 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
       sql.push(`instr(${fieldExpr(query.contains.field)}, ?) > 0`);
       params.push(query.contains.text);
     }
-    const rows = this.db
-      .prepare(
-        `SELECT doc FROM ${this.table} ${sql.length ? `WHERE ${sql.join(' AND ')}` : ''} ORDER BY ${order.map((o) => `${o} DESC`).join(', ')} LIMIT ?`,
-      )
-      .all(...params, query.limit) as Array<{ doc: string }>;
+    const rows = this.sql(
+      `SELECT doc FROM ${this.table} ${sql.length ? `WHERE ${sql.join(' AND ')}` : ''} ORDER BY ${order.map((o) => `${o} DESC`).join(', ')} LIMIT ?`,
+    ).all(...params, query.limit) as Array<{ doc: string }>;
     return rows.map((row) => JSON.parse(row.doc) as T);
   }
 
   async count(where: Where): Promise<number> {
     const { sql, params } = this.whereSql(where);
-    const row = this.db
-      .prepare(`SELECT count(*) AS n FROM ${this.table} ${sql.length ? `WHERE ${sql.join(' AND ')}` : ''}`)
-      .get(...params) as { n: number };
+    const row = this.sql(`SELECT count(*) AS n FROM ${this.table} ${sql.length ? `WHERE ${sql.join(' AND ')}` : ''}`).get(...params) as {
+      n: number;
+    };
     return row.n;
   }
 
   async update(doc: T): Promise<T> {
     const next = { ...doc, version: doc.version + 1 } as T;
     this.db.transaction(() => {
-      const result = this.db
-        .prepare(`UPDATE ${this.table} SET version = ?, doc = ? WHERE id = ? AND version = ?`)
-        .run(next.version, JSON.stringify(next), doc.id, doc.version);
+      const result = this.sql(`UPDATE ${this.table} SET version = ?, doc = ? WHERE id = ? AND version = ?`).run(
+        next.version,
+        JSON.stringify(next),
+        doc.id,
+        doc.version,
+      );
       if (result.changes !== 1) throw new VersionConflict(this.spec.name, doc.id);
-      this.db.prepare('DELETE FROM unique_keys WHERE collection = ? AND id = ?').run(this.spec.name, doc.id);
+      this.sql('DELETE FROM unique_keys WHERE collection = ? AND id = ?').run(this.spec.name, doc.id);
       this.claimKeys(doc.id, this.keysOf(next));
     })();
     return next;
