@@ -6,4 +6,3 @@ import { ServiceModule } from '../services/shared/module';
 
 export const serviceModules: ServiceModule[] = [identityModule, contactsModule, documentsModule];
 
-export type ServiceName = 'identity' | 'contacts' | 'documents';
