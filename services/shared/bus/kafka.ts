@@ -1,12 +1,12 @@
 // Distributed adapter of the event-bus port: Apache Kafka via kafkajs. Messages are keyed by account id
 // (ordered per workspace); the producer is idempotent and waits for all in-sync replicas.
-import { Consumer, Kafka, logLevel, Producer } from 'kafkajs';
+import { Kafka, logLevel, Producer } from 'kafkajs';
 import { BusMessage, EventBus, Handler, SubscribeOptions, Subscription } from './port';
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
   private producer?: Promise<Producer>;
-  private readonly consumers = new Set<Consumer>();
+  private readonly subscriptions = new Set<Subscription>();
   private readonly knownTopics = new Set<string>();
 
   constructor(brokers: string[], clientId: string, private readonly partitions = 3) {
@@ -56,25 +56,38 @@ export class KafkaEventBus implements EventBus {
     let joined!: () => void;
     const ready = new Promise<void>((resolve) => (joined = resolve));
     const stopListening = consumer.on(consumer.events.GROUP_JOIN, () => joined());
+    let closing = false;
     await consumer.run({
-      eachMessage: async ({ message }) => {
-        await handler({ key: message.key?.toString() ?? '', value: message.value ?? new Uint8Array() });
+      eachMessage: async ({ message, heartbeat }) => {
+        const delivered = { key: message.key?.toString() ?? '', value: message.value ?? new Uint8Array() };
+        // At-least-once, retried here rather than by crashing the consumer: a restarted consumer of a group
+        // that never committed would resolve "latest" and skip the failed message.
+        for (let pause = 100; ; pause = Math.min(pause * 2, 5_000)) {
+          try {
+            return await handler(delivered);
+          } catch (err) {
+            if (closing) throw err;
+            await new Promise((resolve) => setTimeout(resolve, pause));
+            await heartbeat();
+          }
+        }
       },
     });
     await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 15_000))]);
     stopListening();
-    this.consumers.add(consumer);
-    return {
+    const subscription: Subscription = {
       close: async () => {
-        this.consumers.delete(consumer);
+        closing = true;
+        this.subscriptions.delete(subscription);
         await consumer.disconnect();
       },
     };
+    this.subscriptions.add(subscription);
+    return subscription;
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.consumers].map((c) => c.disconnect()));
-    this.consumers.clear();
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
     if (this.producer) await (await this.producer).disconnect().catch(() => undefined);
   }
 }
