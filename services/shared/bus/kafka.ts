@@ -48,8 +48,29 @@ export class KafkaEventBus implements EventBus {
     });
   }
 
+  /**
+   * "From now on", exactly: a group that has no committed position gets the topic's current end
+   * committed before its consumer joins. Left to kafkajs, "latest" would be resolved only after the
+   * first rebalance, and whatever was published in between would be skipped.
+   */
+  private async startNewGroupAtEnd(groupId: string, topic: string): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const uncommitted = new Set(committed.partitions.filter((p) => Number(p.offset) < 0).map((p) => p.partition));
+      if (uncommitted.size === 0) return;
+      const ends = await admin.fetchTopicOffsets(topic);
+      const partitions = ends.filter((p) => uncommitted.has(p.partition)).map((p) => ({ partition: p.partition, offset: p.high }));
+      await admin.setOffsets({ groupId, topic, partitions });
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   async subscribe(topic: string, options: SubscribeOptions, handler: Handler): Promise<Subscription> {
     await this.ensureTopic(topic);
+    if (!options.fromBeginning) await this.startNewGroupAtEnd(options.group, topic);
     const consumer = this.kafka.consumer({ groupId: options.group, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });

@@ -16,10 +16,10 @@ export interface SubscribeOptions {
    */
   group: string;
   /**
-   * Where a group without a committed position starts: the beginning of the topic, or its end. Durable
-   * worker groups set it: in Kafka a new group resolves "end" only once partitions are assigned, so
-   * messages published during its first rebalance would be skipped. Broadcast groups (one per gateway
-   * replica, interested only in what happens from now on) leave it unset.
+   * Where a group without a committed position starts: the beginning of the topic, or its end as of
+   * subscribe() (everything published after subscribe() resolves is delivered). Durable worker groups
+   * start from the beginning; broadcast groups (one per gateway replica, interested only in what
+   * happens from now on) leave it unset.
    */
   fromBeginning?: boolean;
 }
