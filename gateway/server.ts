@@ -1,7 +1,7 @@
 // The edge gateway: express app, authentication, scopes, workspace resolution, request validation
 // against the OpenAPI document, and forwarding to gRPC services through the route table.
 import express, { NextFunction, Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { EventBus, TOPICS } from '../services/shared/bus/port';
 import { hasScope } from '../services/shared/credentials';
@@ -53,6 +53,12 @@ export interface Gateway {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{8,128}$/;
 
+/** `req_` + 32 hex digits: a random per-process half and a counter, unique across replicas and restarts
+ * without drawing randomness per request. */
+const REQUEST_ID_PREFIX = `req_${randomBytes(8).toString('hex')}`;
+let requestCounter = 0;
+const nextRequestId = () => REQUEST_ID_PREFIX + (requestCounter++).toString(16).padStart(16, '0');
+
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { clients, log } = options;
   const ttl = options.cacheTtlMs ?? 60_000;
@@ -82,7 +88,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const inbound = req.header('x-request-id');
-    const requestId = inbound && REQUEST_ID_RE.test(inbound) ? inbound : `req_${randomUUID().replace(/-/g, '')}`;
+    const requestId = inbound && REQUEST_ID_RE.test(inbound) ? inbound : nextRequestId();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     next();

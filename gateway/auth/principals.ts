@@ -2,7 +2,7 @@
 // request. Malformed tokens are refused before any lookup; revocations arrive on the bus and evict.
 import { LRUCache } from 'lru-cache';
 import { IdentityServiceService, Principal } from '../../gen/invoicing/identity/v1/identity';
-import { looksLikeJwt, parseApiToken } from '../../services/shared/credentials';
+import { bearerToken, looksLikeJwt, parseApiToken } from '../../services/shared/credentials';
 import { AsyncClient } from '../../services/shared/grpc/typed';
 import { HttpError } from '../http/errors';
 
@@ -24,13 +24,13 @@ export class PrincipalCache {
 
   async resolve(authorization: string | undefined, requestId: string): Promise<Principal> {
     if (!authorization) throw new HttpError(401, 'missing_credentials', 'an Authorization: Bearer credential is required');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    const token = match?.[1];
+    const token = bearerToken(authorization);
+    // Only well-formed credentials are ever cached, so a hit needs no format check.
+    const cached = token && this.cache.get(token);
+    if (cached) return cached;
     if (!token || (!parseApiToken(token) && !looksLikeJwt(token))) {
       throw new HttpError(401, 'invalid_credentials', 'the credential is malformed');
     }
-    const cached = this.cache.get(token);
-    if (cached) return cached;
     const { principal } = await this.identity.authenticate({ credential: token }, { requestId });
     if (!principal) throw new HttpError(401, 'invalid_credentials', 'the credential is not valid');
     // A session is cached no longer than it lives.

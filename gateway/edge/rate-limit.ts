@@ -3,7 +3,7 @@
 // ends); a 429 also carries Retry-After (the same number of seconds) and the JSON error body.
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { looksLikeJwt, parseApiToken } from '../../services/shared/credentials';
+import { bearerToken, looksLikeJwt, parseApiToken } from '../../services/shared/credentials';
 import { Logger } from '../../services/shared/logger';
 import { HttpError } from '../http/errors';
 import { EdgeConfig } from './config';
@@ -12,8 +12,6 @@ import { EdgeState } from './ports/edge-state';
 /** GET …/invoices/<id>/pdf has its own budget (30/min), not counted in the general one. Matched on
  * the raw URL below the /api/v1 mount (query string allowed) to spare a URL parse per request. */
 const PDF_URL = /^\/accounts\/[^/?]+\/invoices\/[^/?]+\/pdf\/?(?:\?|$)/i; // routing is case-insensitive too
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 export interface RateLimitBucket {
   /** Counter key: bucket name and subject (credential hash or client IP). */
   key: string;
@@ -39,7 +37,7 @@ function credentialSubject(token: string): string {
 }
 
 export function bucketOf(req: Request, config: EdgeConfig['rateLimit']): RateLimitBucket {
-  const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+  const token = bearerToken(req.headers.authorization);
   const credential = token ? credentialSubject(token) : '';
   if (credential) {
     const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_URL.test(req.url);

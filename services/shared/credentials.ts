@@ -47,6 +47,13 @@ export function parseApiToken(token: string): TokenKind | undefined {
   return checksum(kind, match[2]) === match[3] ? kind : undefined;
 }
 
+const BEARER_RE = /^Bearer\s+(\S+)\s*$/i;
+
+/** The credential of an `Authorization: Bearer <credential>` header, else undefined. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization ? BEARER_RE.exec(authorization)?.[1] : undefined;
+}
+
 const JWT_RE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 export function looksLikeJwt(token: string): boolean {
@@ -85,10 +92,23 @@ export function isKnownScope(scope: string): boolean {
   return ALL_SCOPES.includes(scope);
 }
 
+/** The highest level granted per resource, computed once per scope list (principals are cached). */
+const grantedLevels = new WeakMap<readonly string[], Map<string, number>>();
+
+function levelsOf(granted: readonly string[]): Map<string, number> {
+  let levels = grantedLevels.get(granted);
+  if (!levels) {
+    levels = new Map();
+    for (const scope of granted) {
+      const [a, r] = scope.split(':');
+      if (a in LEVEL) levels.set(r, Math.max(levels.get(r) ?? 0, LEVEL[a as Access]));
+    }
+    grantedLevels.set(granted, levels);
+  }
+  return levels;
+}
+
 /** `manage` implies `write` implies `read`, per resource. */
 export function hasScope(granted: readonly string[], access: Access, resource: Resource): boolean {
-  return granted.some((scope) => {
-    const [a, r] = scope.split(':');
-    return r === resource && a in LEVEL && LEVEL[a as Access] >= LEVEL[access];
-  });
+  return (levelsOf(granted).get(resource) ?? 0) >= LEVEL[access];
 }

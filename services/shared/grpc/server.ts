@@ -39,7 +39,7 @@ export async function startGrpcServer(options: {
   port?: number;
   log: Logger;
 }): Promise<RunningServer> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024 });
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024, 'grpc.enable_channelz': 0 });
   const statuses = new Map<string, string>([['', SERVING]]);
   const watchers = new Set<{ service: string; call: grpc.ServerWritableStream<{ service: string }, unknown> }>();
   for (const binding of options.bindings) {
