@@ -137,11 +137,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function toHttpError(err: unknown, requestId: string): HttpError {
     if (err instanceof HttpError) return err;
     if (err instanceof RemoteCallError) return httpErrorFromRemote(err, upgradeBase);
-    const parseError = err as { type?: string; status?: number };
-    if (parseError.type === 'entity.parse.failed') return new HttpError(400, 'malformed_json', 'the request body is not valid JSON');
-    if (parseError.type === 'entity.too.large') return new HttpError(413, 'body_too_large', 'the request body is too large');
-    if (parseError.status && parseError.status >= 400 && parseError.status < 500) {
-      return new HttpError(parseError.status, 'bad_request', 'the request could not be read');
+    // express's own refusals (e.g. a path parameter that is not valid percent-encoding) carry a 4xx status.
+    const expressError = err as { status?: number };
+    if (expressError.status && expressError.status >= 400 && expressError.status < 500) {
+      return new HttpError(expressError.status, 'bad_request', 'the request could not be read');
     }
     log.error({ err, request_id: requestId }, 'unhandled error');
     return new HttpError(500, 'internal_error', 'internal error');
@@ -153,7 +152,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   function sendError(res: Response, err: HttpError): void {
-    res.status(err.status).json(errorBody(err, res.locals.requestId as string));
+    writeAnswer(res, errorAnswerOf(err, res.locals.requestId as string));
   }
 
   const JSON_TYPE = 'application/json; charset=utf-8';
@@ -168,9 +167,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     return { status: result.status, headers, body: Buffer.from(JSON.stringify(result.body)) };
   }
 
-  function errorAnswer(err: unknown, requestId: string): Answer {
-    const httpError = toHttpError(err, requestId);
+  function errorAnswerOf(httpError: HttpError, requestId: string): Answer {
     return { status: httpError.status, headers: { 'content-type': JSON_TYPE }, body: Buffer.from(JSON.stringify(errorBody(httpError, requestId))) };
+  }
+
+  function errorAnswer(err: unknown, requestId: string): Answer {
+    return errorAnswerOf(toHttpError(err, requestId), requestId);
+  }
+
+  /** Writes an answer straight to node:http: express's res.json/send add nothing the API needs (no
+   * ETag, no charset negotiation) and cost a good part of a request. */
+  function writeAnswer(res: Response, answer: Answer): void {
+    for (const name in answer.headers) res.setHeader(headerName(name), answer.headers[name]);
+    res.statusCode = answer.status;
+    res.end(answer.body);
   }
 
   function handler(route: RouteSpec, { documented = true } = {}) {
@@ -205,7 +215,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.
-        const parsed = await readBody(req, res);
+        const parsed = await readBody(req);
         ctx.body = parsed;
         if (validateBody) {
           const body = parsed === undefined ? {} : parsed;
@@ -221,14 +231,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           const answer = await idempotency.run({ credentialId: principal.credential_id, key: idempotencyKey, fingerprint, requestId }, () =>
             route.handle(ctx, clients).then(answerOf, (err: unknown) => errorAnswer(err, requestId)),
           );
-          for (const [name, value] of Object.entries(answer.headers)) res.setHeader(headerName(name), value);
-          res.status(answer.status).end(answer.body);
+          writeAnswer(res, answer);
           return;
         }
-        const result = await route.handle(ctx, clients);
-        for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-        if (result.body === undefined) res.status(result.status).end();
-        else res.status(result.status).json(result.body);
+        writeAnswer(res, answerOf(await route.handle(ctx, clients)));
       } catch (err) {
         next(err);
       }

@@ -1,35 +1,96 @@
 // Reads a request body once: the raw bytes (kept for the idempotency fingerprint and for multipart
-// routes, through rawBodyOf) and, for JSON content types, the parsed value — with express.json's
-// exact behaviour (strict, utf-* charsets, an empty body is {}, parse errors → entity.parse.failed).
-// Multipart bodies may be up to 11 MB (a 10 MB file plus the form's overhead); others up to 1 MB.
-import express, { Request, Response } from 'express';
+// routes, through rawBodyOf) and, for JSON content types, the parsed value.
+//
+// Written against node:http directly rather than body-parser, which costs a good part of a POST for
+// features the API does not offer (docs/edge.md, "Request bodies"):
+//   - JSON (`application/json`, `application/*+json`) is parsed strictly: an object or array, an empty
+//     body reads as {}; anything else → 400 malformed_json.
+//   - Bodies are UTF-8: another charset → 415 unsupported_charset; a Content-Encoding other than
+//     identity → 415 unsupported_content_encoding (compressed request bodies are not accepted).
+//   - Multipart bodies may be up to 11 MB (a 10 MB file plus the form's overhead), others up to 1 MB
+//     → 413 body_too_large, refused from Content-Length before reading when it is declared.
+import type { Request } from 'express';
+import { HttpError } from '../http/errors';
+
+const MB = 1024 * 1024;
+const JSON_TYPE = /^application\/(?:[^\s/;]+\+)?json$/;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 const rawBodies = new WeakMap<Request, Buffer>();
 
 /** The raw bytes of a request's body, once readBody() has run; undefined for a request without body. */
 export const rawBodyOf = (req: Request): Buffer | undefined => rawBodies.get(req);
 
-const remember = (req: Request, buf: Buffer) => {
-  rawBodies.set(req, buf);
-};
-const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'], verify: (req, _res, buf) => remember(req as Request, buf) });
-const multipart = express.raw({ limit: '11mb', type: 'multipart/*' });
-const other = express.raw({ limit: '1mb', type: () => true });
+function read(req: Request, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    return Promise.reject(new HttpError(413, 'body_too_large', `the request body is larger than ${limit / MB} MB`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const fail = (err: HttpError) => {
+      cleanup();
+      req.resume(); // drain what is left, so the answer can still be written on this connection
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > limit) return fail(new HttpError(413, 'body_too_large', `the request body is larger than ${limit / MB} MB`));
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      if (declared !== undefined && Number(declared) !== length) {
+        return reject(new HttpError(400, 'bad_request', 'the request body does not match its Content-Length'));
+      }
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+    };
+    const onAborted = () => fail(new HttpError(400, 'bad_request', 'the request body was not received completely'));
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAborted);
+      req.off('aborted', onAborted);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAborted);
+    req.on('aborted', onAborted);
+  });
+}
 
-const run = (parser: express.RequestHandler, req: Request, res: Response) =>
-  new Promise<void>((resolve, reject) => parser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+function parseJson(raw: Buffer): unknown {
+  const text = raw.toString('utf8');
+  const first = /\S/.exec(text)?.[0];
+  if (first === undefined) return {};
+  if (first !== '{' && first !== '[') throw new HttpError(400, 'malformed_json', 'the request body is not a JSON object or array');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'malformed_json', 'the request body is not valid JSON');
+  }
+}
 
 /**
  * Reads the body: resolves with the parsed JSON value (undefined for other content types and for
  * requests without body); the raw bytes are then available from rawBodyOf(req).
  */
-export async function readBody(req: Request, res: Response): Promise<unknown> {
-  // No body (every GET, most DELETEs): nothing to read, as body-parser's own hasBody() would decide.
+export async function readBody(req: Request): Promise<unknown> {
+  // No body (every GET, most DELETEs): nothing to read.
   if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return undefined;
-  await run(json, req, res);
-  if (rawBodies.has(req)) return req.body;
-  await run(/^multipart\//i.test(req.headers['content-type'] ?? '') ? multipart : other, req, res);
-  if (Buffer.isBuffer(req.body)) remember(req, req.body);
-  req.body = undefined;
-  return undefined;
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    throw new HttpError(415, 'unsupported_content_encoding', 'compressed request bodies are not accepted; send them uncompressed');
+  }
+  const contentType = req.headers['content-type'] ?? '';
+  const charset = CHARSET.exec(contentType)?.[1].toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new HttpError(415, 'unsupported_charset', 'request bodies must be UTF-8');
+  }
+  const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
+  const multipart = mediaType.startsWith('multipart/');
+  const raw = await read(req, multipart ? 11 * MB : MB);
+  rawBodies.set(req, raw);
+  return JSON_TYPE.test(mediaType) ? parseJson(raw) : undefined;
 }

@@ -1,7 +1,8 @@
 // The edge policies apply to every operation, so the served OpenAPI document gets them from here —
 // the same place that enforces them — rather than from each resource file: every operation may
 // answer 429 and carries the rate-limit headers; every POST takes Idempotency-Key, may answer 409
-// and 400 (malformed key), and its success answers may be replays. The components referenced here
+// and 400 (malformed key), and its success answers may be replays; every POST and PATCH may answer
+// 400, 413 and 415 for its body (gateway/edge/body.ts). The components referenced here
 // (parameters.IdempotencyKey, headers.*, responses.TooManyRequests / Conflict) live in openapi.yaml.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -25,6 +26,12 @@ export function withEdgePolicies(doc: Json): Json {
         }
         responses['400'] ??= ref('#/components/responses/BadRequest');
         responses['409'] ??= ref('#/components/responses/Conflict');
+      }
+      if (post || method === 'patch') {
+        // Every request body is read by gateway/edge/body.ts, with the same limits and refusals.
+        responses['400'] ??= ref('#/components/responses/BadRequest');
+        responses['413'] ??= ref('#/components/responses/PayloadTooLarge');
+        responses['415'] ??= ref('#/components/responses/UnsupportedMediaType');
       }
       for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
         if (response.$ref) continue; // shared responses declare their headers in openapi.yaml
