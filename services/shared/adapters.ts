@@ -1,17 +1,12 @@
 // Binds each port to its adapter: embedded engines when no engine URL is configured, real engines otherwise.
+// Adapters are loaded only when bound, so an embedded process never loads mongoose, kafkajs or minio
+// (nor a distributed one better-sqlite3).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Client as MinioClient } from 'minio';
 import { BlobStore } from './blobs/port';
-import { FsBlobStore } from './blobs/fs';
-import { MinioBlobStore } from './blobs/minio';
 import { EventBus } from './bus/port';
-import { MemoryEventBus } from './bus/memory';
-import { KafkaEventBus } from './bus/kafka';
 import { EngineUrls } from './config';
 import { DocumentStore } from './store/port';
-import { SqliteDocumentStore } from './store/sqlite';
-import { MongoDocumentStore } from './store/mongo';
 
 export interface Adapters {
   store: DocumentStore;
@@ -30,16 +25,30 @@ export async function bindAdapters(options: {
   const { engines } = options;
   let store: DocumentStore;
   if (engines.mongoUrl) {
+    const { MongoDocumentStore } = await import('./store/mongo');
     store = await MongoDocumentStore.connect(engines.mongoUrl);
   } else {
     if (!options.dataDir) throw new Error('DATA_DIR is required without MONGO_URL');
     mkdirSync(options.dataDir, { recursive: true });
+    const { SqliteDocumentStore } = await import('./store/sqlite');
     store = new SqliteDocumentStore(path.join(options.dataDir, 'invoicing.db'));
   }
-  const bus: EventBus = engines.kafkaBrokers?.length ? new KafkaEventBus(engines.kafkaBrokers, options.clientId) : new MemoryEventBus();
-  const blobs: BlobStore = engines.minio
-    ? new MinioBlobStore(new MinioClient(engines.minio), engines.minio.bucket)
-    : new FsBlobStore(path.join(options.dataDir ?? '.', 'blobs'), options.urlSecret);
+  let bus: EventBus;
+  if (engines.kafkaBrokers?.length) {
+    const { KafkaEventBus } = await import('./bus/kafka');
+    bus = new KafkaEventBus(engines.kafkaBrokers, options.clientId);
+  } else {
+    const { MemoryEventBus } = await import('./bus/memory');
+    bus = new MemoryEventBus();
+  }
+  let blobs: BlobStore;
+  if (engines.minio) {
+    const [{ Client: MinioClient }, { MinioBlobStore }] = await Promise.all([import('minio'), import('./blobs/minio')]);
+    blobs = new MinioBlobStore(new MinioClient(engines.minio), engines.minio.bucket);
+  } else {
+    const { FsBlobStore } = await import('./blobs/fs');
+    blobs = new FsBlobStore(path.join(options.dataDir ?? '.', 'blobs'), options.urlSecret);
+  }
   return {
     store,
     bus,

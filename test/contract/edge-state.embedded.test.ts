@@ -1,13 +1,86 @@
-// The edge-state contract against the embedded adapter: SQLite records (one file, two handles) and
-// in-memory counters.
+// The edge-state contract against the embedded adapter: SQLite records (one file; handles in one
+// process share its connection) and in-memory counters. Then what only the embedded adapter promises:
+// the file belongs to one process, it survives closing every handle, and sweeps reclaim expired rows.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { SqliteEdgeState } from '../../gateway/edge/adapters/sqlite-edge-state';
+import { IdempotencyClaim } from '../../gateway/edge/ports/edge-state';
 import { edgeStateContract } from './edge-state.contract';
 
-const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'edge-state-')), 'edge.db');
+const freshFile = () => path.join(mkdtempSync(path.join(os.tmpdir(), 'edge-state-')), 'edge.db');
+const file = freshFile();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const claim = (n: number): IdempotencyClaim => ({ fingerprint: `fp-${n}`, owner: `owner-${n}`, requestId: `req_${n}` });
+const response = { status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') };
 
 describe('SqliteEdgeState', () => {
   edgeStateContract({ open: async () => new SqliteEdgeState(file), sharedCounters: false });
+});
+
+describe('SqliteEdgeState: one process per file', () => {
+  it('another process cannot open the file while one holds it (a second embedded system is refused)', async () => {
+    const own = freshFile();
+    const state = new SqliteEdgeState(own);
+    try {
+      const script = `const D = require('better-sqlite3'); const db = new D(${JSON.stringify(own)}, { timeout: 0 }); db.prepare('SELECT count(*) FROM idempotency_records').get();`;
+      expect(() => execFileSync(process.execPath, ['-e', script], { cwd: process.cwd(), stdio: 'pipe' })).toThrow(/locked|busy/i);
+    } finally {
+      await state.close();
+    }
+  });
+
+  it('keeps records once every handle is closed and the file is opened again', async () => {
+    const own = freshFile();
+    const first = new SqliteEdgeState(own);
+    await first.begin('kept', claim(1), 10_000);
+    await first.complete('kept', claim(1), response, 60_000);
+    await first.close();
+    const again = new SqliteEdgeState(own);
+    try {
+      const replay = await again.begin('kept', claim(2), 10_000);
+      expect(replay.outcome === 'done' && replay.requestId).toBe('req_1');
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe('SqliteEdgeState: sweeping', () => {
+  const rows = (own: string) => {
+    const db = new Database(own, { readonly: true });
+    try {
+      return (db.prepare('SELECT scope FROM idempotency_records ORDER BY rowid').all() as Array<{ scope: string }>).map((r) => r.scope);
+    } finally {
+      db.close();
+    }
+  };
+
+  it('deletes the expired records from the oldest on, in batches, and keeps every live one', async () => {
+    const own = freshFile();
+    const state = new SqliteEdgeState(own);
+    for (let i = 0; i < 1200; i++) await state.begin(`old-${i}`, claim(i), 50); // more than two sweep batches
+    await sleep(80);
+    await state.begin('live', claim(-1), 60_000);
+    await state.begin('late-expiring', claim(-2), 50);
+    await sleep(80);
+    state.sweep();
+    await state.close();
+    // The expired record behind a live one waits until the live one expires (it is invisible meanwhile).
+    expect(rows(own)).toEqual(['live', 'late-expiring']);
+  });
+
+  it('an expired record is invisible before any sweep: its key starts afresh', async () => {
+    const own = freshFile();
+    const state = new SqliteEdgeState(own);
+    try {
+      await state.begin('k', claim(1), 50);
+      await sleep(80);
+      expect((await state.begin('k', claim(2), 10_000)).outcome).toBe('started');
+    } finally {
+      await state.close();
+    }
+  });
 });

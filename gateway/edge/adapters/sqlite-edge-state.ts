@@ -5,7 +5,12 @@
 // Every write is one atomic statement on the fast path — begin is a conditional upsert (insert, or
 // take over an expired record), complete an UPDATE guarded by the owner — so a POST costs two small
 // commits; the rare other cases (a live record to report, a marker that vanished) run in IMMEDIATE
-// transactions. Atomic across handles and processes on the same file, not only within one.
+// transactions.
+//
+// The file belongs to one process: it is locked exclusively (a second process on the same DATA_DIR is
+// refused instead of racing), which also spares every commit its file-lock system calls. Handles
+// opened on the same file within the process share one connection.
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BeginOutcome, EdgeState, IdempotencyClaim, StoredResponse, WindowCount } from '../ports/edge-state';
 
@@ -26,6 +31,41 @@ export interface SqliteEdgeStateOptions {
 }
 
 const COLUMNS = 'fingerprint, state, owner, request_id, status, headers, body, expires_at';
+/** Rows examined per step of a sweep. */
+const SWEEP_BATCH = 500;
+
+const connections = new Map<string, { db: Database.Database; handles: number }>();
+
+function openShared(file: string): Database.Database {
+  const key = path.resolve(file);
+  let shared = connections.get(key);
+  if (!shared) {
+    const db = new Database(key, { timeout: 2000 });
+    db.pragma('locking_mode = EXCLUSIVE');
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      // Take the lock now, so a second process fails at start-up rather than at its first write.
+      db.exec('BEGIN IMMEDIATE; COMMIT');
+    } catch (err) {
+      db.close();
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new Error(`${key} is in use by another process (one embedded system per DATA_DIR)`);
+      throw err;
+    }
+    shared = { db, handles: 0 };
+    connections.set(key, shared);
+  }
+  shared.handles += 1;
+  return shared.db;
+}
+
+function releaseShared(file: string): void {
+  const key = path.resolve(file);
+  const shared = connections.get(key);
+  if (!shared || --shared.handles > 0) return;
+  connections.delete(key);
+  shared.db.close();
+}
 
 export class SqliteEdgeState implements EdgeState {
   readonly kind = 'embedded';
@@ -38,14 +78,13 @@ export class SqliteEdgeState implements EdgeState {
   private readonly put: Database.Statement<[string, string, string, number, string, Buffer, number]>;
   private readonly renewStmt: Database.Statement<[number, string, string, number]>;
   private readonly releaseStmt: Database.Statement<[string, string, number]>;
-  private readonly sweepStmt: Database.Statement<[number]>;
+  private readonly oldestStmt: Database.Statement<[number, number], { rowid: number; expires_at: number }>;
+  private readonly sweepStmt: Database.Statement<[number, number, number]>;
+  private closed = false;
   private readonly completeTx: (scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number) => boolean;
 
-  constructor(file: string, options: SqliteEdgeStateOptions = {}) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
+  constructor(private readonly file: string, options: SqliteEdgeStateOptions = {}) {
+    this.db = openShared(file);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS idempotency_records (
         scope TEXT PRIMARY KEY,
@@ -58,7 +97,9 @@ export class SqliteEdgeState implements EdgeState {
         body BLOB,
         expires_at INTEGER NOT NULL
       );
-      CREATE INDEX IF NOT EXISTS idempotency_records_expiry ON idempotency_records (expires_at);
+      -- Sweeps walk the table in rowid (insertion) order instead: an index on expires_at would cost
+      -- every begin and complete another page write.
+      DROP INDEX IF EXISTS idempotency_records_expiry;
     `);
     this.get = this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_records WHERE scope = ?`);
     // Insert, or take over a record whose time is up; a live record is left alone (0 changes).
@@ -82,7 +123,8 @@ export class SqliteEdgeState implements EdgeState {
       `UPDATE idempotency_records SET expires_at = ? WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`,
     );
     this.releaseStmt = this.db.prepare(`DELETE FROM idempotency_records WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`);
-    this.sweepStmt = this.db.prepare('DELETE FROM idempotency_records WHERE expires_at <= ?');
+    this.oldestStmt = this.db.prepare('SELECT rowid, expires_at FROM idempotency_records WHERE rowid > ? ORDER BY rowid LIMIT ?');
+    this.sweepStmt = this.db.prepare('DELETE FROM idempotency_records WHERE rowid BETWEEN ? AND ? AND expires_at <= ?');
 
     // complete() when the owner's marker is gone: write unless another attempt holds a live record.
     const complete = this.db.transaction((scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number): boolean => {
@@ -141,15 +183,31 @@ export class SqliteEdgeState implements EdgeState {
     return this.releaseStmt.run(scope, owner, Date.now()).changes === 1;
   }
 
-  /** Drops expired records and windows (already invisible; this only reclaims space). */
+  /**
+   * Drops expired records and windows (already invisible; this only reclaims space). Records expire
+   * roughly in the order they were written (one TTL for all), so the sweep walks the oldest rows and
+   * stops at the first batch that is not wholly expired; a live record near the front (a key taken
+   * over after expiry) only delays reclaiming the expired ones behind it until it expires itself.
+   */
   sweep(): void {
     const now = Date.now();
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
-    if (this.db.open) this.sweepStmt.run(now);
+    if (this.closed) return;
+    for (let after = 0; ; ) {
+      const batch = this.oldestStmt.all(after, SWEEP_BATCH);
+      if (batch.length === 0) return;
+      const firstLive = batch.findIndex((row) => row.expires_at > now);
+      const last = firstLive === -1 ? batch[batch.length - 1] : batch[firstLive - 1];
+      if (last) this.sweepStmt.run(batch[0].rowid, last.rowid, now);
+      if (firstLive !== -1 || batch.length < SWEEP_BATCH) return;
+      after = last.rowid;
+    }
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    if (this.db.open) this.db.close();
+    if (this.closed) return;
+    this.closed = true;
+    releaseShared(this.file);
   }
 }

@@ -94,7 +94,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 
   async insert(input: Omit<T, 'version'>): Promise<T> {
     const doc = { ...input, version: 1 } as T;
-    this.db.transaction(() => {
+    const write = () => {
       try {
         this.sql(`INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, ?)`).run(doc.id, JSON.stringify(doc));
       } catch (err) {
@@ -102,7 +102,10 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
         throw err;
       }
       this.claimKeys(doc.id, this.keysOf(doc));
-    })();
+    };
+    // A collection without unique keys writes one statement, atomic by itself: no BEGIN/COMMIT round.
+    if (this.spec.uniqueKeys) this.db.transaction(write)();
+    else write();
     return doc;
   }
 
@@ -165,7 +168,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 
   async update(doc: T): Promise<T> {
     const next = { ...doc, version: doc.version + 1 } as T;
-    this.db.transaction(() => {
+    const write = () => {
       const result = this.sql(`UPDATE ${this.table} SET version = ?, doc = ? WHERE id = ? AND version = ?`).run(
         next.version,
         JSON.stringify(next),
@@ -173,9 +176,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
         doc.version,
       );
       if (result.changes !== 1) throw new VersionConflict(this.spec.name, doc.id);
+      if (!this.spec.uniqueKeys) return;
       this.sql('DELETE FROM unique_keys WHERE collection = ? AND id = ?').run(this.spec.name, doc.id);
       this.claimKeys(doc.id, this.keysOf(next));
-    })();
+    };
+    if (this.spec.uniqueKeys) this.db.transaction(write)();
+    else write();
     return next;
   }
 }
