@@ -19,7 +19,7 @@ import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
-import { readBody, rawBodyOf } from './edge/body';
+import { hasBody, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
 import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf } from './edge/idempotency';
@@ -94,6 +94,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     next();
   });
 
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(openapi.doc);
+  });
+  const router = express.Router();
+  for (const route of allRoutes) {
+    router[route.method](route.path, handler(route));
+  }
+  if (testHooks) {
+    for (const route of testHooks.routes) router[route.method](route.path, handler(route, { documented: false }));
+    app.use('/_test/edge', testHooks.control);
+  }
+  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log), router);
+  // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);
     app.get('/blobs/*key', (req, res, next) => {
@@ -109,23 +122,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const ready = results.every(([, status]) => status === 'SERVING');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', services: Object.fromEntries(results) });
   });
-  app.get('/api/v1/openapi.json', (_req, res) => {
-    res.json(openapi.doc);
-  });
   const docs = docsPage(openapi.doc);
   app.get('/docs', (_req, res) => {
     res.type('html').send(docs);
   });
-
-  const router = express.Router();
-  for (const route of allRoutes) {
-    router[route.method](route.path, handler(route));
-  }
-  if (testHooks) {
-    for (const route of testHooks.routes) router[route.method](route.path, handler(route, { documented: false }));
-    app.use('/_test/edge', testHooks.control);
-  }
-  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log), router);
 
   app.use((_req: Request, _res: Response, next: NextFunction) => {
     next(new HttpError(404, 'route_not_found', 'no such endpoint'));
@@ -193,8 +193,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     return async (req: Request, res: Response, next: NextFunction) => {
       try {
         const requestId = res.locals.requestId as string;
+        // Cached principals and workspace access are used without awaiting: most requests never wait.
+        const authorization = req.headers.authorization;
         const principal =
-          route.authenticated === false ? undefined : await principals.resolve(req.header('authorization'), requestId);
+          route.authenticated === false ? undefined : (principals.cached(authorization) ?? (await principals.resolve(authorization, requestId)));
         if (principal && route.scope && !hasScope(principal.scopes, route.scope[0], route.scope[1])) {
           const needed = `${route.scope[0]}:${route.scope[1]}`;
           throw new HttpError(403, 'insufficient_scope', `this credential lacks the ${needed} scope`, { required_scope: needed });
@@ -204,18 +206,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           requestId,
           principal: principal!,
           params: req.params as Record<string, string>,
-          query: req.query,
-          body: req.body,
+          // express parses the query string on every read of req.query: only for routes that use it.
+          get query() {
+            return req.query;
+          },
+          body: undefined,
           req,
         };
         if (principal && isAccountScoped(route)) {
-          const resolved = await workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
+          const pending = workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
+          const resolved = pending instanceof Promise ? await pending : pending;
           ctx.tenant = resolved.tenant;
           ctx.access = resolved.access;
         }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.
-        const parsed = await readBody(req);
+        const parsed = hasBody(req) ? await readBody(req) : undefined;
         ctx.body = parsed;
         if (validateBody) {
           const body = parsed === undefined ? {} : parsed;

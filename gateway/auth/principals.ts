@@ -22,10 +22,16 @@ export class PrincipalCache {
     });
   }
 
+  /** The principal of a cached credential, without waiting: the common case costs no promise. */
+  cached(authorization: string | undefined): Principal | undefined {
+    const token = bearerToken(authorization);
+    // Only well-formed credentials are ever cached, so a hit needs no format check.
+    return token === undefined ? undefined : this.cache.get(token);
+  }
+
   async resolve(authorization: string | undefined, requestId: string): Promise<Principal> {
     if (!authorization) throw new HttpError(401, 'missing_credentials', 'an Authorization: Bearer credential is required');
     const token = bearerToken(authorization);
-    // Only well-formed credentials are ever cached, so a hit needs no format check.
     const cached = token && this.cache.get(token);
     if (cached) return cached;
     if (!token || (!parseApiToken(token) && !looksLikeJwt(token))) {

@@ -14,6 +14,13 @@ export interface AccountAccess {
   subscription: Subscription;
 }
 
+export interface ResolvedWorkspace {
+  tenant: Tenant;
+  access: AccountAccess;
+}
+
+const cacheKey = (userId: number, accountId: number) => `${accountId}:${userId}`;
+
 export class WorkspaceAccess {
   private readonly cache: LRUCache<string, AccountAccess>;
 
@@ -26,9 +33,6 @@ export class WorkspaceAccess {
   }
 
   private async lookup(userId: number, accountId: number, requestId: string): Promise<AccountAccess | null> {
-    const key = `${accountId}:${userId}`;
-    const cached = this.cache.get(key);
-    if (cached) return cached;
     try {
       const res = await this.identity.getAccountAccess({ user_id: userId, account_id: accountId }, { requestId });
       const access: AccountAccess = {
@@ -36,7 +40,7 @@ export class WorkspaceAccess {
         suspended: res.suspended,
         subscription: res.subscription ?? { active: false, features: [], caps: {}, quotas: {} },
       };
-      this.cache.set(key, access);
+      this.cache.set(cacheKey(userId, accountId), access);
       return access;
     } catch (err) {
       if (err instanceof RemoteCallError && err.status === GrpcStatus.NOT_FOUND) return null;
@@ -44,12 +48,19 @@ export class WorkspaceAccess {
     }
   }
 
-  async resolve(principal: Principal, accountId: number, mutation: boolean, requestId: string): Promise<{ tenant: Tenant; access: AccountAccess }> {
+  /** Resolves synchronously when the access is cached (the common case), else with one identity call. */
+  resolve(principal: Principal, accountId: number, mutation: boolean, requestId: string): ResolvedWorkspace | Promise<ResolvedWorkspace> {
     const workspaceToken = principal.credential_type === CredentialType.CREDENTIAL_TYPE_WORKSPACE_TOKEN;
     if (workspaceToken && principal.account_id !== accountId) {
       throw new HttpError(403, 'account_mismatch', 'this workspace token belongs to another workspace');
     }
-    const access = await this.lookup(workspaceToken ? 0 : principal.user_id, accountId, requestId);
+    const userId = workspaceToken ? 0 : principal.user_id;
+    const cached = this.cache.get(cacheKey(userId, accountId));
+    if (cached) return this.admit(principal, accountId, mutation, cached);
+    return this.lookup(userId, accountId, requestId).then((access) => this.admit(principal, accountId, mutation, access));
+  }
+
+  private admit(principal: Principal, accountId: number, mutation: boolean, access: AccountAccess | null): ResolvedWorkspace {
     if (!access) throw new HttpError(404, 'resource_not_found', 'account not found');
     if (!access.subscription.active) {
       throw new HttpError(402, 'subscription_inactive', 'this workspace has no active subscription', {

@@ -72,13 +72,15 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
+/** Whether a request carries a body at all (every GET and most DELETEs do not). */
+export const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
+
 /**
  * Reads the body: resolves with the parsed JSON value (undefined for other content types and for
  * requests without body); the raw bytes are then available from rawBodyOf(req).
  */
 export async function readBody(req: Request): Promise<unknown> {
-  // No body (every GET, most DELETEs): nothing to read.
-  if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) return undefined;
+  if (!hasBody(req)) return undefined;
   const encoding = req.headers['content-encoding']?.trim().toLowerCase();
   if (encoding && encoding !== 'identity') {
     throw new HttpError(415, 'unsupported_content_encoding', 'compressed request bodies are not accepted; send them uncompressed');
