@@ -10,20 +10,25 @@
 // grpc-js call to a server returning a constant — the same contact message — and presenting it).
 //
 // Method (see /work/shared/benchmarking.md): loopback only; server processes (and Redis) pinned to
-// core 0, the load generator to core 1 (taskset, when there are ≥ 2 cores); every setup started
-// fresh; warm-up discarded; rounds visit the setups in a shuffled order; medians of rounds and of
-// per-round ratios; server CPU µs per request from /proc; steal and other processes' CPU recorded
-// (runs above the noise thresholds are flagged). Bounded: BENCH_BUDGET_S (default 200 s) of
-// measuring, then the report is written from the rounds done. Report: .bench/report.md and .json.
+// core 0, the load generator to core 1 (taskset, when there are ≥ 2 cores); every setup started fresh
+// in each round; warm-up discarded; per-request server CPU from /proc; steal and other processes' CPU
+// recorded. On a shared 2-core VM the machine's speed drifts by 20–40 % over seconds, so a setup
+// measured a few seconds after its baseline can look 30 % better or worse than it is. Hence the
+// measurements are interleaved: in each round all setups run side by side (idle ones cost nothing),
+// and the workloads take turns in short slices, in a new shuffled order every cycle. Every ratio is
+// taken between slices of the same cycle (seconds apart), and the report gives medians over all
+// slices of all rounds. Bounded: BENCH_BUDGET_S (default 300 s) of measuring, then the report is
+// written from the rounds done. Report: .bench/report.md and .json.
 //
-// A run during which other processes or the hypervisor took much CPU (see NOISY_*) is measured again
-// once when the time budget allows; medians and ratios use the clean runs when there are any.
+// Slices during which other processes or the hypervisor took much CPU (see NOISY_*) are flagged;
+// medians use the clean slices when there are any.
 // The embedded setup also measures the same POST without a key, which separates the cost of the
 // idempotency layer from the cost of the route itself.
 //
-// Settings (environment): BENCH_ROUNDS (3), BENCH_WARMUP_MS (5000; BENCH_REWARM_MS 1500 before a setup's
-// later workloads), BENCH_MEASURE_MS (3000),
-// BENCH_CONNECTIONS (50), BENCH_BUDGET_S (200), REDIS_URL (use this Redis instead of starting one).
+// Settings (environment): BENCH_ROUNDS (3), BENCH_CYCLES (4 slices per workload and round),
+// BENCH_SLICE_MS (1000 measured per slice, after BENCH_SLICE_WARMUP_MS 300), BENCH_WARMUP_MS (4000
+// for a process's first workload; BENCH_REWARM_MS 1500 for its others), BENCH_CONNECTIONS (50),
+// BENCH_BUDGET_S (300), REDIS_URL (use this Redis instead of starting one).
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,12 +43,14 @@ const root = path.resolve(__dirname, '../../..');
 const dist = (file: string) => path.join(root, 'dist', file);
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const ROUNDS = env('BENCH_ROUNDS', 3);
-/** Warm-up of a freshly started setup's first workload (the JIT needs seconds); later ones need less. */
-const WARMUP_MS = env('BENCH_WARMUP_MS', 5000);
+const CYCLES = env('BENCH_CYCLES', 4);
+const SLICE_MS = env('BENCH_SLICE_MS', 1000);
+const SLICE_WARMUP_MS = env('BENCH_SLICE_WARMUP_MS', 300);
+/** Warm-up of a freshly started process's first workload (the JIT needs seconds); later ones need less. */
+const WARMUP_MS = env('BENCH_WARMUP_MS', 4000);
 const REWARM_MS = env('BENCH_REWARM_MS', 1500);
-const MEASURE_MS = env('BENCH_MEASURE_MS', 3000);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
-const BUDGET_MS = env('BENCH_BUDGET_S', 200) * 1000;
+const BUDGET_MS = env('BENCH_BUDGET_S', 300) * 1000;
 const NOISY_STEAL_PCT = 5;
 const NOISY_OTHER_PCT = 15;
 const began = Date.now();
@@ -362,12 +369,18 @@ async function startBaseline(kind: 'bare' | 'naive', file: string, getPath: stri
 // ---------------------------------------------------------------------------------------------
 // report
 
-interface Run extends Measurement {
+interface Slice extends Measurement {
   round: number;
+  cycle: number;
   setup: SetupName;
   workload: WorkloadName;
-  unloaded: LoadResult;
   noisy: boolean;
+}
+
+interface Unloaded {
+  round: number;
+  key: string;
+  load: LoadResult;
 }
 
 const median = (values: number[]) => {
@@ -377,6 +390,7 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const keyOf = (slice: { setup: SetupName; workload: WorkloadName }) => `${slice.setup} ${slice.workload}`;
 
 const LABEL: Record<string, string> = {
   'bare GET': 'bare node:http, same JSON',
@@ -394,83 +408,110 @@ const TARGETS: Array<{ key: string; min: number; what: string }> = [
   { key: 'redis POST', min: 0.5, what: 'idempotent POST, Redis' },
 ];
 
-function summarize(runs: Run[], roundsDone: number, notes: string[]) {
-  const keys = Object.keys(LABEL).filter((key) => runs.some((r) => `${r.setup} ${r.workload}` === key));
-  const inRound = (round: number, key: string) => runs.find((r) => r.round === round && `${r.setup} ${r.workload}` === key);
+function summarize(slices: Slice[], unloaded: Unloaded[], roundsDone: number, notes: string[]) {
+  const keys = Object.keys(LABEL).filter((key) => slices.some((r) => keyOf(r) === key));
+  const sameCycle = (r: Slice, key: string) => slices.find((b) => b.round === r.round && b.cycle === r.cycle && keyOf(b) === key);
   const rows = keys.map((key) => {
-    const all = runs.filter((r) => `${r.setup} ${r.workload}` === key);
+    const all = slices.filter((r) => keyOf(r) === key);
     const clean = all.filter((r) => !r.noisy);
     const mine = clean.length ? clean : all;
-    const ratioTo = (baseline: string) => {
-      const pairs = all.map((r) => ({ r, base: inRound(r.round, baseline) })).filter((p) => p.base);
-      const cleanPairs = pairs.filter((p) => !p.r.noisy && !p.base!.noisy);
-      return median((cleanPairs.length ? cleanPairs : pairs).map((p) => p.r.load.rps / p.base!.load.rps));
+    /** Ratios between slices of one cycle (seconds apart): clean pairs when there are any. */
+    const ratios = (baseline: string, ratio: (r: Slice, base: Slice) => number) => {
+      const pairs = all.map((r) => ({ r, base: sameCycle(r, baseline) })).filter((p): p is { r: Slice; base: Slice } => !!p.base);
+      const cleanPairs = pairs.filter((p) => !p.r.noisy && !p.base.noisy);
+      return (cleanPairs.length ? cleanPairs : pairs).map((p) => ratio(p.r, p.base));
     };
+    const byRps = (r: Slice, base: Slice) => r.load.rps / base.load.rps;
+    const xNaiveSlices = ratios('naive GET', byRps);
+    const quiet = unloaded.filter((u) => u.key === key);
     return {
       key,
       label: LABEL[key],
-      rounds: mine.length,
-      cleanRounds: clean.length,
-      totalRuns: all.length,
+      slices: all.length,
+      cleanSlices: clean.length,
       rps: median(mine.map((r) => r.load.rps)),
-      xBare: ratioTo('bare GET'),
-      xNaive: ratioTo('naive GET'),
+      xBare: median(ratios('bare GET', byRps)),
+      xNaive: median(xNaiveSlices),
+      xNaiveQuartiles: [quartile(xNaiveSlices, 0.25), quartile(xNaiveSlices, 0.75)] as [number, number],
+      /** The same comparison by server CPU per request (naive ÷ this): the steadiest figure. */
+      xNaiveCpu: median(ratios('naive GET', (r, base) => base.serverCpuUsPerRequest / r.serverCpuUsPerRequest)),
       p50Ms: median(mine.map((r) => r.load.p50Ms)),
       p99Ms: median(mine.map((r) => r.load.p99Ms)),
-      unloadedP50Ms: median(mine.map((r) => r.unloaded.p50Ms)),
-      unloadedP99Ms: median(mine.map((r) => r.unloaded.p99Ms)),
+      unloadedP50Ms: median(quiet.map((u) => u.load.p50Ms)),
+      unloadedP99Ms: median(quiet.map((u) => u.load.p99Ms)),
       serverCpuUsPerRequest: median(mine.map((r) => r.serverCpuUsPerRequest)),
-      non2xx: mine.reduce((sum, r) => sum + Object.entries(r.load.statuses).filter(([s]) => !s.startsWith('2')).reduce((a, [, n]) => a + n, 0), 0),
+      non2xx: all.reduce((sum, r) => sum + Object.entries(r.load.statuses).filter(([code]) => !code.startsWith('2')).reduce((a, [, n]) => a + n, 0), 0),
     };
   });
   const targets = TARGETS.filter((t) => rows.some((r) => r.key === t.key)).map((t) => {
     const row = rows.find((r) => r.key === t.key)!;
-    return { ...t, ratio: row.xNaive, pass: row.xNaive >= t.min };
+    return { ...t, ratio: row.xNaive, quartiles: row.xNaiveQuartiles, cpuRatio: row.xNaiveCpu, pass: row.xNaive >= t.min };
   });
   return {
     generated_at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, pinning },
-    settings: { rounds_planned: ROUNDS, rounds_done: roundsDone, warmup_ms: WARMUP_MS, rewarm_ms: REWARM_MS, measure_ms: MEASURE_MS, connections: CONNECTIONS },
+    settings: {
+      rounds_planned: ROUNDS,
+      rounds_done: roundsDone,
+      cycles: CYCLES,
+      slice_ms: SLICE_MS,
+      slice_warmup_ms: SLICE_WARMUP_MS,
+      warmup_ms: WARMUP_MS,
+      rewarm_ms: REWARM_MS,
+      connections: CONNECTIONS,
+    },
     rows,
     targets,
-    runs,
+    slices,
+    unloaded,
     notes,
   };
 }
 
+function quartile(values: number[], q: number): number {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
 function markdown(report: ReturnType<typeof summarize>): string {
+  const { settings } = report;
   const lines = [
     '# Benchmark: edge policies (gateway → gRPC → store)',
     '',
     `Generated ${report.generated_at} by \`npm run bench\` — ${report.machine.cpus} CPUs (${report.machine.model}), Node ${report.machine.node}, ` +
       `${report.machine.pinning ? 'servers pinned to core 0, load generator to core 1' : 'no CPU pinning (taskset or a second core missing)'}; ` +
-      `${report.settings.rounds_done} of ${report.settings.rounds_planned} shuffled rounds, ${report.settings.connections} connections, ` +
-      `${report.settings.warmup_ms / 1000} s warm-up (${report.settings.rewarm_ms / 1000} s before a setup's second workload) + ${report.settings.measure_ms / 1000} s measured per run; ` +
-      'then 1 connection for 0.7 s (unloaded latency); medians of rounds, ratios taken within each round.',
+      `${settings.rounds_done} of ${settings.rounds_planned} rounds (every setup started fresh in each), ${settings.connections} connections; ` +
+      `in each round the workloads take turns in ${settings.cycles} cycles of ${settings.slice_ms / 1000} s slices (after ${settings.slice_warmup_ms / 1000} s of re-warming), ` +
+      `in a new shuffled order every cycle, after a first warm-up of ${settings.warmup_ms / 1000} s per process; unloaded latency with 1 connection once per round.`,
     '',
-    'Medians over clean runs (all runs when none was clean); ratios from rounds where both runs were clean.',
+    'Ratios are medians over slices, each taken against the baseline\'s slice of the same cycle (seconds apart), so the drift of a shared ' +
+      'machine cancels out; the quartiles of the × naive ratio show the spread. "× naive, by CPU" compares server CPU time per request instead ' +
+      '(naive ÷ setup), the steadiest figure. Medians use clean slices (low steal and other load) when there are any.',
     '',
-    '| setup | req/s | × bare node:http | × naive chain | p50 / p99 ms (loaded) | p50 / p99 ms (1 connection) | server CPU µs/req | clean runs | non-2xx |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| setup | req/s | × bare node:http | × naive chain (quartiles) | × naive, by CPU | p50 / p99 ms (loaded) | p50 / p99 ms (1 connection) | server CPU µs/req | clean slices | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...report.rows.map(
       (r) =>
-        `| ${r.label} | ${fixed(r.rps)} | ${fixed(r.xBare, 3)} | ${fixed(r.xNaive, 2)} | ${fixed(r.p50Ms, 1)} / ${fixed(r.p99Ms, 1)} | ` +
-        `${fixed(r.unloadedP50Ms, 2)} / ${fixed(r.unloadedP99Ms, 2)} | ${fixed(r.serverCpuUsPerRequest)} | ${r.cleanRounds}/${r.totalRuns} | ${r.non2xx} |`,
+        `| ${r.label} | ${fixed(r.rps)} | ${fixed(r.xBare, 3)} | ${fixed(r.xNaive, 2)} (${fixed(r.xNaiveQuartiles[0], 2)}–${fixed(r.xNaiveQuartiles[1], 2)}) | ${fixed(r.xNaiveCpu, 2)} | ` +
+        `${fixed(r.p50Ms, 1)} / ${fixed(r.p99Ms, 1)} | ${fixed(r.unloadedP50Ms, 2)} / ${fixed(r.unloadedP99Ms, 2)} | ${fixed(r.serverCpuUsPerRequest)} | ${r.cleanSlices}/${r.slices} | ${r.non2xx} |`,
     ),
     '',
     '## Targets',
     '',
-    '| what | × naive chain | target | |',
-    '|---|---:|---:|---|',
-    ...report.targets.map((t) => `| ${t.what} | ${fixed(t.ratio, 2)} | ≥ ${t.min} | ${t.pass ? 'met' : '**not met**'} |`),
+    '| what | × naive chain | quartiles | × naive, by CPU | target | |',
+    '|---|---:|---:|---:|---:|---|',
+    ...report.targets.map(
+      (t) => `| ${t.what} | ${fixed(t.ratio, 2)} | ${fixed(t.quartiles[0], 2)}–${fixed(t.quartiles[1], 2)} | ${fixed(t.cpuRatio, 2)} | ≥ ${t.min} | ${t.pass ? 'met' : '**not met**'} |`,
+    ),
     '',
-    '## Runs',
+    '## Slices',
     '',
-    '| round | setup | req/s | p50 / p99 ms | server µs/req | load gen CPU % | steal % | other CPU % | |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---|',
-    ...report.runs.map(
+    '| round | cycle | setup | req/s | p50 / p99 ms | server µs/req | load gen CPU % | steal % | other CPU % | |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---|',
+    ...report.slices.map(
       (r) =>
-        `| ${r.round} | ${r.setup} ${r.workload} | ${fixed(r.load.rps)} | ${fixed(r.load.p50Ms, 1)} / ${fixed(r.load.p99Ms, 1)} | ` +
+        `| ${r.round} | ${r.cycle} | ${keyOf(r)} | ${fixed(r.load.rps)} | ${fixed(r.load.p50Ms, 1)} / ${fixed(r.load.p99Ms, 1)} | ` +
         `${fixed(r.serverCpuUsPerRequest)} | ${fixed(r.loadgenCpuPct)} | ${fixed(r.stealPct, 1)} | ${fixed(r.otherCpuPct, 1)} | ${r.noisy ? 'noisy' : ''} |`,
     ),
     '',
@@ -510,7 +551,7 @@ function shuffle<T>(items: T[]): T[] {
 async function main(): Promise<void> {
   const notes: string[] = [];
   if (!pinning) notes.push('CPU pinning unavailable: server and load generator share cores, ratios are less reliable.');
-  log(`${os.cpus().length} CPUs, pinning ${pinning ? 'on' : 'off'}; ${ROUNDS} rounds × (${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms), ${CONNECTIONS} connections`);
+  log(`${os.cpus().length} CPUs, pinning ${pinning ? 'on' : 'off'}; ${ROUNDS} rounds × ${CYCLES} cycles of ${SLICE_MS} ms slices per workload, ${CONNECTIONS} connections`);
 
   const redis = await startRedis();
   if (!redis) notes.push('Redis rows skipped: no REDIS_URL and no redis-server on PATH.');
@@ -530,65 +571,90 @@ async function main(): Promise<void> {
   if (sample.status !== 200) throw new Error(`probe GET answered ${sample.status}`);
 
   const setups: SetupName[] = ['bare', 'naive', 'embedded', ...(redis ? (['redis'] as const) : [])];
-  const runs: Run[] = [];
+  const slices: Slice[] = [];
+  const unloaded: Unloaded[] = [];
   let roundsDone = 0;
-  let retries = 0;
-  const workloadsPerRound = setups.length + 3; // embedded and redis measure 3 and 2 workloads
-  const perRoundEstimateMs = setups.length * (2500 + WARMUP_MS) + workloadsPerRound * (MEASURE_MS + 1300) + 3 * REWARM_MS;
+  const isNoisy = (m: Measurement) => m.stealPct > NOISY_STEAL_PCT || m.otherCpuPct > NOISY_OTHER_PCT;
+  /** Each measurement spawns the load generator afresh (~0.3 s). Idempotent POSTs get keys never used before. */
+  const run = (started: Started, workload: Workload, connections: number, warmupMs: number, durationMs: number) =>
+    measure(
+      {
+        ...workload.config,
+        ...(workload.config.keyPrefix !== undefined ? { keyPrefix: `${workload.config.keyPrefix}${randomBytes(4).toString('hex')}-` } : {}),
+        connections,
+        warmupMs,
+        durationMs,
+      },
+      started.pids,
+    );
+  let perRoundMs = Infinity;
   for (let round = 1; round <= ROUNDS; round++) {
-    if (round > 1 && Date.now() - began + perRoundEstimateMs > BUDGET_MS) {
+    const roundBegan = Date.now();
+    if (round > 1 && Date.now() - began + perRoundMs > BUDGET_MS) {
       notes.push(`Stopped after ${round - 1} round(s) to stay within BENCH_BUDGET_S.`);
       log(`time budget reached: stopping after ${round - 1} round(s)`);
       break;
     }
-    const order = shuffle(setups);
-    log(`round ${round}/${ROUNDS}: ${order.join(', ')}`);
-    for (const setup of order) {
-      const started =
-        setup === 'bare' || setup === 'naive'
-          ? await startBaseline(setup, setup === 'bare' ? jsonFile : messageFile, get.path)
-          : await startEmbedded(setup === 'redis' ? redis : undefined, setup);
-      try {
-        for (const [index, workload] of started.workloads.entries()) {
-          const warmupMs = index === 0 ? WARMUP_MS : REWARM_MS;
-          const isNoisy = (m: Measurement) => m.stealPct > NOISY_STEAL_PCT || m.otherCpuPct > NOISY_OTHER_PCT;
-          let loaded = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs, durationMs: MEASURE_MS }, started.pids);
-          if (isNoisy(loaded) && Date.now() - began + perRoundEstimateMs / 2 < BUDGET_MS) {
-            log(`  ${setup} ${workload.name}: noisy (steal ${fixed(loaded.stealPct, 1)} %, other ${fixed(loaded.otherCpuPct, 1)} %), measuring again`);
-            retries += 1;
-            const again = await measure({ ...workload.config, connections: CONNECTIONS, warmupMs: REWARM_MS, durationMs: MEASURE_MS }, started.pids);
-            if (!isNoisy(again) || again.otherCpuPct + again.stealPct < loaded.otherCpuPct + loaded.stealPct) loaded = again;
-          }
-          const unloaded = await measure({ ...workload.config, connections: 1, warmupMs: 300, durationMs: 700 }, started.pids);
-          const noisy = isNoisy(loaded);
-          runs.push({ round, setup, workload: workload.name, ...loaded, unloaded: unloaded.load, noisy });
-          const bad = Object.entries(loaded.load.statuses).filter(([s]) => !s.startsWith('2'));
-          log(
-            `  ${`${setup} ${workload.name}`.padEnd(14)} ${fixed(loaded.load.rps).padStart(6)} req/s  p50 ${fixed(loaded.load.p50Ms, 1)} ms  p99 ${fixed(loaded.load.p99Ms, 1)} ms` +
-              `  (1 conn: p50 ${fixed(unloaded.load.p50Ms, 2)} ms)  server ${fixed(loaded.serverCpuUsPerRequest)} µs/req  steal ${fixed(loaded.stealPct, 1)} %  other ${fixed(loaded.otherCpuPct, 1)} %` +
-              `${noisy ? '  NOISY' : ''}${bad.length ? `  non-2xx ${JSON.stringify(Object.fromEntries(bad))}` : ''}`,
-          );
-        }
-      } finally {
-        await started.close();
+    log(`round ${round}/${ROUNDS}: starting ${setups.join(', ')} side by side`);
+    const running: Array<{ setup: SetupName; started: Started }> = [];
+    try {
+      for (const setup of shuffle(setups)) {
+        const started =
+          setup === 'bare' || setup === 'naive'
+            ? await startBaseline(setup, setup === 'bare' ? jsonFile : messageFile, get.path)
+            : await startEmbedded(setup === 'redis' ? redis : undefined, setup);
+        running.push({ setup, started });
       }
+      const turns = running.flatMap(({ setup, started }) => started.workloads.map((workload, index) => ({ setup, started, workload, index })));
+      for (const turn of turns) {
+        log(`  warming ${turn.setup} ${turn.workload.name}`);
+        await run(turn.started, turn.workload, CONNECTIONS, turn.index === 0 ? WARMUP_MS : REWARM_MS, 200);
+      }
+      for (let cycle = 1; cycle <= CYCLES; cycle++) {
+        const line: string[] = [];
+        for (const turn of shuffle(turns)) {
+          const loaded = await run(turn.started, turn.workload, CONNECTIONS, SLICE_WARMUP_MS, SLICE_MS);
+          const noisy = isNoisy(loaded);
+          slices.push({ round, cycle, setup: turn.setup, workload: turn.workload.name, ...loaded, noisy });
+          const bad = Object.entries(loaded.load.statuses).filter(([code]) => !code.startsWith('2'));
+          if (bad.length) notes.push(`round ${round} cycle ${cycle}: ${turn.setup} ${turn.workload.name} answered non-2xx ${JSON.stringify(Object.fromEntries(bad))}`);
+          line.push(`${turn.setup} ${turn.workload.name} ${fixed(loaded.load.rps)}${noisy ? ' (noisy)' : ''}`);
+        }
+        log(`  cycle ${cycle}/${CYCLES} req/s: ${line.join(', ')}`);
+      }
+      for (const turn of turns) {
+        const quiet = await run(turn.started, turn.workload, 1, 300, 700);
+        unloaded.push({ round, key: `${turn.setup} ${turn.workload.name}`, load: quiet.load });
+      }
+    } finally {
+      for (const { started } of running) await started.close();
     }
     roundsDone = round;
+    perRoundMs = Date.now() - roundBegan;
+    const cycleRatios = (key: string) =>
+      slices
+        .filter((r) => r.round === round && keyOf(r) === key)
+        .map((r) => r.load.rps / (slices.find((b) => b.round === round && b.cycle === r.cycle && keyOf(b) === 'naive GET')?.load.rps ?? NaN));
+    log(
+      `round ${round} done in ${fixed(perRoundMs / 1000)} s; median × naive: ` +
+        TARGETS.filter((t) => slices.some((r) => keyOf(r) === t.key))
+          .map((t) => `${t.key} ${fixed(median(cycleRatios(t.key)), 2)}`)
+          .join(', '),
+    );
   }
   await redis?.close();
-  if (retries) notes.push(`${retries} noisy run(s) were measured a second time.`);
-  if (runs.some((r) => r.noisy)) notes.push(`Runs flagged noisy had steal above ${NOISY_STEAL_PCT} % or other processes above ${NOISY_OTHER_PCT} % of the machine's CPU.`);
-  if (runs.some((r) => r.setup === 'bare' && r.loadgenCpuPct > 90)) {
-    notes.push('The load generator was near a full core during the bare node:http runs: that baseline is a lower bound (its × bare ratios are upper bounds).');
+  if (slices.some((r) => r.noisy)) notes.push(`Slices flagged noisy had steal above ${NOISY_STEAL_PCT} % or other processes above ${NOISY_OTHER_PCT} % of the machine's CPU.`);
+  if (slices.some((r) => r.setup === 'bare' && r.loadgenCpuPct > 90)) {
+    notes.push('The load generator was near a full core during the bare node:http slices: that baseline is a lower bound (its × bare ratios are upper bounds).');
   }
 
-  const report = summarize(runs, roundsDone, notes);
+  const report = summarize(slices, unloaded, roundsDone, notes);
   const outDir = path.join(root, '.bench');
   mkdirSync(outDir, { recursive: true });
   writeFileSync(path.join(outDir, 'report.json'), JSON.stringify(report, null, 2) + '\n');
   writeFileSync(path.join(outDir, 'report.md'), markdown(report));
   rmSync(work, { recursive: true, force: true });
-  process.stdout.write(markdown(report).split('\n## Runs')[0] + '\n');
+  process.stdout.write(markdown(report).split('\n## Slices')[0] + '\n');
   log(`report: ${path.relative(process.cwd(), path.join(outDir, 'report.md'))} and report.json`);
 }
 
