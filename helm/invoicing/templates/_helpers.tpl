@@ -113,7 +113,7 @@ spec:
 
 {{/* Addresses of every service, for the gateway and for services calling peers. */}}
 {{- define "invoicing.peerEnv" -}}
-{{- range $name := list "identity" "contacts" }}
+{{- range $name := list "identity" "contacts" "documents" }}
 - name: {{ upper $name }}_ADDR
   value: "{{ $name }}:{{ $.Values.grpcPort }}"
 {{- end }}
