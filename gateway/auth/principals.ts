@@ -31,9 +31,9 @@ export class PrincipalCache {
 
   async resolve(authorization: string | undefined, requestId: string): Promise<Principal> {
     if (!authorization) throw new HttpError(401, 'missing_credentials', 'an Authorization: Bearer credential is required');
-    const token = bearerToken(authorization);
-    const cached = token && this.cache.get(token);
+    const cached = this.cached(authorization);
     if (cached) return cached;
+    const token = bearerToken(authorization);
     if (!token || (!parseApiToken(token) && !looksLikeJwt(token))) {
       throw new HttpError(401, 'invalid_credentials', 'the credential is malformed');
     }
