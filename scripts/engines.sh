@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provision, start and stop the real engines used by distributed mode and the
 # integration tests: Redis, FerretDB (MongoDB wire protocol, SQLite backend),
-# Apache Kafka (KRaft, single node) and MinIO. Everything listens on 127.0.0.1.
+# Apache Kafka (KRaft, single node), MinIO and Mailpit (SMTP). Everything listens on 127.0.0.1.
 #
 #   scripts/engines.sh provision                  install/build everything (cached)
 #   scripts/engines.sh start <run_dir>            start all engines on free ports,
@@ -11,20 +11,23 @@
 #   scripts/engines.sh stop-one <engine> <run_dir>
 #   scripts/engines.sh status <run_dir>
 #
-# engines: redis ferretdb kafka minio
+# engines: redis ferretdb kafka minio mailpit
 # Built artifacts live in ${XDG_CACHE_HOME:-$HOME/.cache}/invoicing-engines
 # (override with ENGINES_CACHE_DIR). See docs/engines.md.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${ENGINES_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/invoicing-engines}"
-ENGINES=(redis ferretdb kafka minio)
+ENGINES=(redis ferretdb kafka minio mailpit)
 
 MINIO_MODULE=github.com/minio/minio
 # Newest MinIO server the Go module proxy serves (2026-02-12 master; RELEASE.* tags are not semver).
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_USER="${ENGINES_MINIO_USER:-invoicing}"
 MINIO_PASSWORD="${ENGINES_MINIO_PASSWORD:-invoicing-secret}"
+
+MAILPIT_MODULE=github.com/axllent/mailpit
+MAILPIT_VERSION=v1.27.11
 
 START_TIMEOUT="${ENGINES_START_TIMEOUT:-180}" # seconds, for all engines together
 STOP_TIMEOUT="${ENGINES_STOP_TIMEOUT:-15}"    # seconds of TERM before KILL
@@ -68,6 +71,7 @@ init_paths() {
   FERRET_BIN="$CACHE/ferretdb/$key/ferretdb-launcher"
   KAFKA_LIBS="$CACHE/kafka/$(sha256sum <"$KAFKA_POM" | cut -c1-16)/libs"
   MINIO_BIN="$CACHE/minio/$MINIO_VERSION-$("$GO" env GOVERSION)/minio"
+  MAILPIT_BIN="$CACHE/mailpit/$MAILPIT_VERSION-$("$GO" env GOVERSION)/mailpit"
   # AppCDS archive of Kafka's classes (halves JVM start time); valid for one JVM build.
   local jkey=none
   command -v java >/dev/null 2>&1 && jkey="$({ readlink -f "$(command -v java)"; java -version 2>&1; } | sha256sum | cut -c1-12)"
@@ -76,6 +80,7 @@ init_paths() {
 ferret_bin() { echo "$FERRET_BIN"; }
 kafka_libs() { echo "$KAFKA_LIBS"; }
 minio_bin() { echo "$MINIO_BIN"; }
+mailpit_bin() { echo "$MAILPIT_BIN"; }
 
 # ---------------------------------------------------------------------------
 # provision
@@ -207,6 +212,33 @@ provision_minio() {
   log "minio: built in $(($(now) - t0))s"
 }
 
+provision_mailpit() {
+  local bin; bin="$(mailpit_bin)"
+  if [[ -x "$bin" ]]; then
+    log "mailpit: cached ($bin)"
+    return
+  fi
+  local t0 dir; t0=$(now)
+  dir="$(dirname "$bin")"
+  mkdir -p "$dir"
+  log "building mailpit $MAILPIT_VERSION (first time, a few minutes on 2 cores)…"
+  # `go install mailpit@version` would also ask the proxy for the module's version list (to report
+  # deprecations), which the proxy here refuses; so: download exactly that version, build inside it.
+  local src
+  if ! src="$("$GO" mod download -json "$MAILPIT_MODULE@$MAILPIT_VERSION" 2>"$dir/build.log" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" || [[ -z "$src" ]]; then
+    tail -n 40 "$dir/build.log" >&2
+    die "mailpit: go mod download failed (log: $dir/build.log)"
+  fi
+  # Build to a temp name, then rename: an interrupted build never leaves a half binary.
+  if ! (cd "$src" && "$GO" build -trimpath -ldflags='-s -w' -o "$bin.tmp" .) >>"$dir/build.log" 2>&1; then
+    tail -n 40 "$dir/build.log" >&2
+    die "mailpit: go build failed (log: $dir/build.log)"
+  fi
+  mv "$bin.tmp" "$bin"
+  log "mailpit: built in $(($(now) - t0))s"
+}
+
 provision() {
   mkdir -p "$CACHE"
   init_paths
@@ -224,6 +256,7 @@ provision() {
   provision_kafka_cds
   provision_ferretdb
   provision_minio
+  provision_mailpit
   exec 9>&-
   log "provision complete in $(($(now) - t0))s"
 }
@@ -236,7 +269,8 @@ provisioned() {
     [[ -x /usr/bin/chromium ]] &&
     [[ -f "$(kafka_libs)/.complete" ]] &&
     [[ -f "$(ferret_bin).selftest-ok" ]] &&
-    [[ -x "$(minio_bin)" ]]
+    [[ -x "$(minio_bin)" ]] &&
+    [[ -x "$(mailpit_bin)" ]]
 }
 
 # ---------------------------------------------------------------------------
@@ -265,7 +299,7 @@ const net = require("net"); const n = +process.argv[1]; const ports = []; const 
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# ports file: "name port" lines; names redis ferretdb kafka kafka_controller minio minio_console
+# ports file: "name port" lines; names redis ferretdb kafka kafka_controller minio minio_console mailpit mailpit_http
 get_port() { [[ -f "$1/ports" ]] || return 0; awk -v k="$2" '$1 == k { v = $2 } END { print v }' "$1/ports"; }
 
 ensure_ports() { # run_dir names...
@@ -284,7 +318,7 @@ ensure_ports() { # run_dir names...
 engine_ports() {
   case "$1" in
     redis) echo redis ;; ferretdb) echo ferretdb ;; minio) echo minio minio_console ;;
-    kafka) echo kafka kafka_controller ;; *) die "unknown engine: $1 (one of: ${ENGINES[*]})" ;;
+    kafka) echo kafka kafka_controller ;; mailpit) echo mailpit mailpit_http ;; *) die "unknown engine: $1 (one of: ${ENGINES[*]})" ;;
   esac
 }
 
@@ -292,7 +326,7 @@ engine_ports() {
 engine_pattern() {
   case "$1" in
     redis) echo redis-server ;; ferretdb) echo ferretdb-launcher ;;
-    kafka) echo kafka.Kafka ;; minio) echo minio ;;
+    kafka) echo kafka.Kafka ;; minio) echo minio ;; mailpit) echo mailpit ;;
   esac
 }
 
@@ -425,6 +459,19 @@ spawn_minio() {
     --address "127.0.0.1:$port" --console-address "127.0.0.1:$cport"
 }
 
+# Mailpit: SMTP on `mailpit`, HTTP API on `mailpit_http`. Messages persist in its database under the run
+# dir, so a stop-one/start-one keeps what was delivered (the fault test counts deliveries across an outage).
+# Chaos is enabled so tests can make the SMTP server answer 4xx/5xx (PUT /api/v1/chaos).
+spawn_mailpit() {
+  local run="$1" port hport
+  port="$(get_port "$run" mailpit)"
+  hport="$(get_port "$run" mailpit_http)"
+  mkdir -p "$run/mailpit"
+  launch "$run" mailpit "$(mailpit_bin)" --smtp "127.0.0.1:$port" --listen "127.0.0.1:$hport" \
+    --database "$run/mailpit/mailpit.db" --smtp-auth-accept-any --smtp-auth-allow-insecure \
+    --max 0 --enable-chaos --disable-version-check
+}
+
 # one readiness probe; returns 0 when ready
 probe() { # run engine
   local run="$1" port; port="$(get_port "$run" "$(engine_ports "$2" | cut -d' ' -f1)")"
@@ -439,6 +486,9 @@ probe() { # run engine
       timeout 30 "${JVM[@]}" org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$port" --list \
         >/dev/null 2>&1 ;;
     minio) curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/minio/health/live" 2>/dev/null ;;
+    mailpit)
+      curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$(get_port "$run" mailpit_http)/readyz" 2>/dev/null &&
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ;;
   esac
 }
 
@@ -486,6 +536,8 @@ export MINIO_PORT=$(get_port "$run" minio)
 export MINIO_ACCESS_KEY=$MINIO_USER
 export MINIO_SECRET_KEY=$MINIO_PASSWORD
 export MINIO_USE_SSL=false
+export SMTP_URL=smtp://127.0.0.1:$(get_port "$run" mailpit)
+export MAILPIT_API=http://127.0.0.1:$(get_port "$run" mailpit_http)
 EOF
   mv "$run/engines.env.tmp" "$run/engines.env"
 }
@@ -570,7 +622,7 @@ main() {
       [[ $# -eq 2 ]] || usage
       [[ -d "$2" ]] || exit 0
       run="$(cd "$2" && pwd)"
-      for e in minio kafka ferretdb redis; do stop_engine "$run" "$e"; done
+      for e in mailpit minio kafka ferretdb redis; do stop_engine "$run" "$e"; done
       ;;
     start-one)
       [[ $# -eq 3 ]] || usage

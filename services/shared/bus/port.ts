@@ -39,4 +39,6 @@ export interface EventBus {
 export const TOPICS = {
   identity: 'invoicing.identity.v1',
   documents: 'invoicing.documents.v1',
+  /** Outcomes of e-mail deliveries (mail.delivery.sent|failed), consumed by the documents service. */
+  mail: 'invoicing.mail.v1',
 } as const;

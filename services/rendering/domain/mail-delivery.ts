@@ -1,0 +1,117 @@
+// The life of one delivery, as pure transitions over its record:
+//   accepted → queued ─claim→ (attempt) ─┬ success            → sent
+//                  ▲                     ├ temporary failure  → queued, next_attempt_at = now + backoff
+//                  └─────────────────────┘ permanent failure or attempts exhausted → failed
+// Every transition is written with compare-and-set, so two dispatchers never attempt the same delivery
+// at once; a claim carries a lease, so an attempt cut short by a crash is taken up again after it ends.
+import type { Tenant } from '../../shared/tenant';
+import type { DeliveryOutboxEntry, DeliveryRecord, DeliveryRoute, TransportFailure } from '../ports/mail';
+import { backoffMs, classifyFailure, describeFailure, RetryPolicy } from './mail-retry';
+
+export interface SendRequest {
+  /** The send_requested event id. */
+  id: string;
+  account_id: number;
+  livemode: boolean;
+  document_id: number;
+  number: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  message: string;
+  locale: string;
+  requested_at: string;
+}
+
+/**
+ * The Message-ID of a send request: derived from the event id alone, so every attempt and every
+ * redelivery of the same request carries the same one (and a receiving MTA can drop a duplicate).
+ */
+export function messageIdFor(deliveryId: string, domain: string): string {
+  const local = deliveryId.toLowerCase().replace(/[^a-z0-9.-]/g, '-');
+  return `<send-${local}@${domain}>`;
+}
+
+/**
+ * Test-mode documents (sandbox, test tokens) never reach a real recipient: they go to the local outbox
+ * even when SMTP is configured. Live documents go over SMTP when it is configured, else to the outbox.
+ */
+export function routeFor(tenant: Pick<Tenant, 'livemode'>, smtpConfigured: boolean): DeliveryRoute {
+  return tenant.livemode && smtpConfigured ? 'smtp' : 'outbox';
+}
+
+export function newDelivery(request: SendRequest, options: { now: Date; route: DeliveryRoute; messageIdDomain: string }): Omit<DeliveryRecord, 'id' | 'version'> {
+  const at = options.now.toISOString();
+  return {
+    delivery_id: request.id,
+    account_id: request.account_id,
+    livemode: request.livemode,
+    document_id: request.document_id,
+    number: request.number,
+    to: request.to,
+    cc: request.cc,
+    bcc: request.bcc,
+    subject: request.subject,
+    message: request.message,
+    locale: request.locale,
+    requested_at: request.requested_at,
+    route: options.route,
+    message_id: messageIdFor(request.id, options.messageIdDomain),
+    status: 'queued',
+    attempts: 0,
+    next_attempt_at: at,
+    lease_until: null,
+    last_error: null,
+    queued_at: at,
+    sent_at: null,
+    failed_at: null,
+    outbox: [],
+    outbox_pending: null,
+  };
+}
+
+/** Queued, due, and not held by an attempt in flight. */
+export function isDue(record: DeliveryRecord, now: Date): boolean {
+  if (record.status !== 'queued') return false;
+  if (Date.parse(record.next_attempt_at) > now.getTime()) return false;
+  return record.lease_until === null || Date.parse(record.lease_until) <= now.getTime();
+}
+
+/** Takes a due delivery for one attempt; null when it is not due (someone else has it, or it is done). */
+export function claim(record: DeliveryRecord, now: Date, leaseMs: number): DeliveryRecord | null {
+  if (!isDue(record, now)) return null;
+  return { ...record, attempts: record.attempts + 1, lease_until: new Date(now.getTime() + leaseMs).toISOString() };
+}
+
+/**
+ * The outcome travels to the documents service as an event stored on the record by the same write
+ * (outbox): it exists iff the outcome was recorded. Its id is derived, so a repeated write is one event.
+ */
+function withOutcomeEvent(record: DeliveryRecord, status: 'sent' | 'failed', at: string): DeliveryRecord {
+  const entry: DeliveryOutboxEntry = {
+    id: `mail-${record.delivery_id}-${status}`,
+    type: `mail.delivery.${status}`,
+    occurred_at: at,
+    payload: { email_delivery_changed: { delivery_id: record.delivery_id, document_id: record.document_id, status, error: record.last_error ?? '', at } },
+  };
+  return { ...record, outbox: [...record.outbox.filter((e) => e.id !== entry.id), entry], outbox_pending: true };
+}
+
+export function succeeded(record: DeliveryRecord, now: Date): DeliveryRecord {
+  const at = now.toISOString();
+  return withOutcomeEvent({ ...record, status: 'sent', sent_at: at, lease_until: null, last_error: null }, 'sent', at);
+}
+
+/** A failed attempt: back to the queue with a later due time, or failed for good. */
+export function attemptFailed(record: DeliveryRecord, failure: TransportFailure, now: Date, policy: RetryPolicy): DeliveryRecord {
+  const error = describeFailure(failure);
+  const permanent = classifyFailure(failure) === 'permanent';
+  if (permanent || record.attempts >= policy.maxAttempts) {
+    const reason = permanent ? error : `gave up after ${record.attempts} attempts: ${error}`;
+    const at = now.toISOString();
+    return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, lease_until: null, last_error: reason }, 'failed', at);
+  }
+  const next = new Date(now.getTime() + backoffMs(record.attempts, policy)).toISOString();
+  return { ...record, status: 'queued', next_attempt_at: next, lease_until: null, last_error: error };
+}

@@ -1,0 +1,89 @@
+// The e-mail half of the rendering service, wired: deliveries in the store, the send_requested consumer
+// and dispatcher, the outcome relay, the MailService handlers. module.ts calls createMail() and adds
+// the returned binding; the PDF comes through the PdfSource it passes (RenderingService.RenderDocumentPdf).
+import path from 'node:path';
+import { MailServiceService } from '../../gen/invoicing/rendering/v1/rendering';
+import { ConfigError, readEnv } from '../shared/config';
+import { implement, ServiceBinding } from '../shared/grpc/typed';
+import { ServiceDeps } from '../shared/module';
+import { CursorCodec } from '../shared/pagination';
+import { DeliveryRelay } from './adapters/delivery-relay';
+import { deliveriesCollection } from './adapters/delivery-store';
+import { EmlOutbox } from './adapters/eml-outbox';
+import { MailWorker } from './adapters/mail-worker';
+import { HandlebarsMailTemplates } from './adapters/mail-templates';
+import { SmtpTransport } from './adapters/smtp-transport';
+import { Mailer } from './domain/mailer';
+import { mailHandlers } from './grpc/mail-handlers';
+import { DEFAULT_RETRY, RetryPolicy } from './domain/mail-retry';
+import { PdfSource } from './ports/mail';
+
+export interface MailConfig {
+  smtpUrl?: string;
+  from: string;
+  messageIdDomain: string;
+  outboxDir: string;
+  pollMs: number;
+  leaseMs: number;
+  retry: RetryPolicy;
+}
+
+export function readMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig {
+  const { str, optional, int } = readEnv(env);
+  const from = str('MAIL_FROM', 'Invoicing <invoices@invoicing.localhost>');
+  const fromDomain = /@([^>\s]+)>?\s*$/.exec(from)?.[1];
+  if (!fromDomain) throw new ConfigError(`MAIL_FROM must be an e-mail address (optionally "Name <address>"), got "${from}"`);
+  const smtpUrl = optional('SMTP_URL');
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${smtpUrl}"`);
+  const maxAttempts = int('MAIL_MAX_ATTEMPTS', DEFAULT_RETRY.maxAttempts);
+  if (maxAttempts < 1) throw new ConfigError('MAIL_MAX_ATTEMPTS must be at least 1');
+  return {
+    smtpUrl,
+    from,
+    messageIdDomain: optional('MAIL_MESSAGE_ID_DOMAIN') ?? fromDomain,
+    outboxDir: path.resolve(optional('MAIL_OUTBOX_DIR') ?? path.join(str('DATA_DIR', '.data'), 'outbox')),
+    pollMs: int('MAIL_POLL_MS', 1000),
+    leaseMs: int('MAIL_LEASE_MS', 120_000),
+    retry: { baseMs: int('MAIL_RETRY_BASE_MS', DEFAULT_RETRY.baseMs), maxMs: int('MAIL_RETRY_MAX_MS', DEFAULT_RETRY.maxMs), maxAttempts },
+  };
+}
+
+export interface MailPart {
+  binding: ServiceBinding;
+  /** Starts consuming and dispatching (after the service's gRPC server listens: the PDF may come from it). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function createMail(deps: ServiceDeps, pdfs: PdfSource, config: MailConfig = readMailConfig()): Promise<MailPart> {
+  const { adapters, log, secrets } = deps;
+  const deliveries = deliveriesCollection(adapters.store);
+  const relay = new DeliveryRelay(deliveries, adapters.bus, log);
+  const smtp = config.smtpUrl ? new SmtpTransport(config.smtpUrl) : undefined;
+  const mailer = new Mailer({
+    deliveries,
+    nextId: () => adapters.store.nextId('mail_deliveries'),
+    transports: { outbox: new EmlOutbox(config.outboxDir), smtp },
+    pdfs,
+    templates: new HandlebarsMailTemplates(),
+    from: config.from,
+    messageIdDomain: config.messageIdDomain,
+    retry: config.retry,
+    leaseMs: config.leaseMs,
+    clock: { now: () => new Date() },
+    onOutcome: () => relay.notify(),
+  });
+  const worker = new MailWorker(mailer, adapters.bus, log, { pollMs: config.pollMs });
+  return {
+    binding: implement('invoicing.rendering.v1.MailService', MailServiceService, mailHandlers(mailer, new CursorCodec(secrets.cursorSecret)), log),
+    async start() {
+      relay.start();
+      await worker.start();
+    },
+    async stop() {
+      await worker.stop();
+      await relay.stop();
+      smtp?.close();
+    },
+  };
+}

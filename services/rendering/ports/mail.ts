@@ -1,0 +1,119 @@
+// What the mail half of the rendering service needs from the outside: where deliveries are kept, how a
+// message leaves (SMTP or the local .eml outbox), where the PDF comes from, and the localised templates
+// that fill in a subject or body the send request left empty.
+import type { Tenant } from '../../shared/tenant';
+import { Collection, StoredDoc } from '../../shared/store/port';
+
+export type DeliveryStatus = 'queued' | 'sent' | 'failed';
+/** smtp: to the real recipients (SMTP_URL); outbox: an .eml file under DATA_DIR/outbox, nobody receives it. */
+export type DeliveryRoute = 'smtp' | 'outbox';
+
+/** One e-mail of one send request (documents.invoice.send_requested), keyed by the event id. */
+export interface DeliveryRecord extends StoredDoc {
+  /** The send_requested event id: unique, so a redelivered event never makes a second delivery. */
+  delivery_id: string;
+  account_id: number;
+  livemode: boolean;
+  document_id: number;
+  number: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  message: string;
+  locale: string;
+  requested_at: string;
+  route: DeliveryRoute;
+  /** `<send-{delivery_id}@{domain}>`: the same on every attempt, so a retried message is recognisably one. */
+  message_id: string;
+  status: DeliveryStatus;
+  /** Attempts started so far (each claims the record first). */
+  attempts: number;
+  /** When a queued delivery is next due (RFC 3339). */
+  next_attempt_at: string;
+  /** An attempt in flight holds the record until then; after a crash anyone may take it again. */
+  lease_until: string | null;
+  /** Why the last attempt did not succeed (temporary) or why the delivery failed (permanent). */
+  last_error: string | null;
+  queued_at: string;
+  sent_at: string | null;
+  failed_at: string | null;
+  /** The outcome event (mail.delivery.sent|failed) waiting for the outbox relay; see domain/mail-delivery.ts. */
+  outbox: DeliveryOutboxEntry[];
+  /** True while the outbox is not empty (an equality-queryable flag for the relay); null otherwise. */
+  outbox_pending: true | null;
+}
+
+export interface EmailDeliveryChangedPayload {
+  delivery_id: string;
+  document_id: number;
+  status: 'sent' | 'failed';
+  error: string;
+  at: string;
+}
+
+export interface DeliveryOutboxEntry {
+  id: string;
+  type: string;
+  occurred_at: string;
+  payload: { email_delivery_changed: EmailDeliveryChangedPayload };
+}
+
+export interface MailAttachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
+}
+
+export interface OutgoingMail {
+  messageId: string;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  text: string;
+  html: string;
+  attachments: MailAttachment[];
+  /** Where the message goes: an outbox file name is derived from this, SMTP ignores it. */
+  deliveryId: string;
+}
+
+/** Why an attempt failed, as the domain sees it (see domain/mail-retry.ts classifyFailure). */
+export interface TransportFailure {
+  /** SMTP reply code when the server answered (e.g. 451, 550). */
+  responseCode?: number;
+  /** Node/nodemailer error code (ECONNREFUSED, ETIMEDOUT, EENVELOPE, …). */
+  code?: string;
+  message: string;
+}
+
+export interface MailTransport {
+  /** Delivers or throws a TransportFailure-shaped error. */
+  deliver(mail: OutgoingMail): Promise<void>;
+}
+
+export interface PdfDocument {
+  pdf: Buffer;
+  filename: string;
+}
+
+/** The rendered (or stored) PDF of a document, as RenderingService.RenderDocumentPdf returns it. */
+export interface PdfSource {
+  pdf(tenant: Tenant, documentId: number): Promise<PdfDocument>;
+}
+
+export interface MailTemplateVars {
+  number: string;
+  message: string;
+  locale: string;
+}
+
+/** Localised handlebars templates (en, cs, sk, de): default subject/body and the HTML around the body. */
+export interface MailTemplates {
+  subject(vars: MailTemplateVars): string;
+  text(vars: MailTemplateVars): string;
+  html(vars: MailTemplateVars): string;
+}
+
+export type DeliveryCollection = Collection<DeliveryRecord>;
