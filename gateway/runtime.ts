@@ -24,7 +24,7 @@ export async function bindGatewayEdge(): Promise<GatewayEdge> {
   if (!engines.redisUrl) throw new ConfigError('REDIS_URL is required for a gateway process (replicas share rate limits and idempotency keys)');
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, config: edgeConfig });
-  const bus = new KafkaEventBus(engines.kafkaBrokers, 'gateway');
+  const bus = new KafkaEventBus(engines.kafkaBrokers, 'gateway', 3, engines.kafkaTopicPrefix);
   return {
     bus,
     edgeState,

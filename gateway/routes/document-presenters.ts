@@ -78,6 +78,8 @@ export function presentDocument(d: Document) {
         credited_amount: d.credited_amount,
         paid_on: d.paid_on ?? null,
         email_sent_at: d.email_sent_at ?? null,
+        email_status: d.email_status ?? null,
+        email_error: d.email_error ?? null,
         issued_at: d.issued_at ?? null,
         proforma_id: d.proforma_id ?? null,
         quote_id: d.quote_id ?? null,

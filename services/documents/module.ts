@@ -8,6 +8,7 @@ import { ServiceModule } from '../shared/module';
 import { CursorCodec } from '../shared/pagination';
 import { documentsStore } from './adapters/documents-store';
 import { GrpcDirectory } from './adapters/grpc-directory';
+import { consumeMailOutcomes } from './adapters/mail-outcomes';
 import { OutboxRelay } from './adapters/outbox-relay';
 import { DocumentsContext } from './domain/context';
 import { Documents } from './domain/documents';
@@ -29,12 +30,14 @@ export const documentsModule: ServiceModule = {
     });
     const cursors = new CursorCodec(secrets.cursorSecret);
     relay.start();
+    const mailOutcomes = await consumeMailOutcomes(adapters.bus, store.documents);
     return {
       bindings: [
         implement('invoicing.documents.v1.DocumentsService', DocumentsServiceService, documentsHandlers(new Documents(ctx), new Lifecycle(ctx), cursors), log),
         implement('invoicing.documents.v1.DocumentsAdminService', DocumentsAdminServiceService, documentsAdminHandlers(ctx.settings), log),
       ],
       stop: async () => {
+        await mailOutcomes.close();
         await relay.stop();
         directory.close();
       },

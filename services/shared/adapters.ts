@@ -36,7 +36,7 @@ export async function bindAdapters(options: {
   let bus: EventBus;
   if (engines.kafkaBrokers?.length) {
     const { KafkaEventBus } = await import('./bus/kafka');
-    bus = new KafkaEventBus(engines.kafkaBrokers, options.clientId);
+    bus = new KafkaEventBus(engines.kafkaBrokers, options.clientId, 3, engines.kafkaTopicPrefix);
   } else {
     const { MemoryEventBus } = await import('./bus/memory');
     bus = new MemoryEventBus();

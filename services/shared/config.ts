@@ -24,6 +24,8 @@ export interface EngineUrls {
   mongoUrl?: string;
   redisUrl?: string;
   kafkaBrokers?: string[];
+  /** Prefix of every Kafka topic and consumer group (KAFKA_TOPIC_PREFIX): deployments sharing a cluster stay apart. */
+  kafkaTopicPrefix?: string;
   minio?: { endPoint: string; port: number; accessKey: string; secretKey: string; useSSL: boolean; bucket: string };
 }
 
@@ -34,6 +36,7 @@ export function readEngineUrls(env: NodeJS.ProcessEnv = process.env): EngineUrls
     mongoUrl: optional('MONGO_URL'),
     redisUrl: optional('REDIS_URL'),
     kafkaBrokers: optional('KAFKA_BROKERS')?.split(',').map((b) => b.trim()).filter(Boolean),
+    kafkaTopicPrefix: optional('KAFKA_TOPIC_PREFIX'),
     minio: minioEndpoint
       ? {
           endPoint: minioEndpoint,

@@ -1,9 +1,11 @@
 // The real-engine URLs of this test run (scripts/test-all.sh starts the engines once and exports them).
 const ENGINE_VARS = ['MONGO_URL', 'REDIS_URL', 'KAFKA_BROKERS', 'MINIO_ENDPOINT', 'MINIO_PORT', 'MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY', 'MINIO_USE_SSL'];
+/** Mailpit (SMTP_URL, and its HTTP API for the tests): required only by the suites that read delivered mail. */
+const MAIL_VARS = ['SMTP_URL', 'MAILPIT_API'];
 
 /** The environment of this process without engine URLs: what an embedded-mode child must see. */
 export function withoutEngines(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !ENGINE_VARS.includes(name)));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !ENGINE_VARS.includes(name) && !MAIL_VARS.includes(name)));
 }
 
 export function realEngineEnv(): Record<string, string> {
@@ -12,7 +14,17 @@ export function realEngineEnv(): Record<string, string> {
   if (missing.length) {
     throw new Error(`real engines are not configured (${missing.join(', ')} unset): run the suite with npm test, which starts them`);
   }
-  return Object.fromEntries(names.map((n) => [n, process.env[n] as string]));
+  const mail = MAIL_VARS.filter((n) => process.env[n]);
+  return Object.fromEntries([...names, ...mail].map((n) => [n, process.env[n] as string]));
+}
+
+/** Mailpit's HTTP API of this test run; distributed mail suites fail (never skip) without it. */
+export function mailpitApi(): string {
+  const api = process.env.MAILPIT_API;
+  if (!api || !process.env.SMTP_URL) {
+    throw new Error('Mailpit is not configured (SMTP_URL / MAILPIT_API unset): start the engines with scripts/engines.sh (it runs Mailpit) and source engines.env');
+  }
+  return api;
 }
 
 /** The same server, a database of its own: suites on real engines never see each other's data. */

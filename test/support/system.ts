@@ -15,6 +15,8 @@ export type Mode = 'embedded' | 'distributed';
 
 export interface System {
   mode: Mode;
+  /** DATA_DIR of the system's processes (the mail outbox is DATA_DIR/outbox). */
+  dataDir: string;
   baseUrl: string;
   /** One URL per gateway process (embedded: the one process); baseUrl is the first. */
   baseUrls: string[];
@@ -108,9 +110,9 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
   let baseUrls: string[] = [];
   let cliEnv: Record<string, string> = {};
   let launch: () => Promise<void>;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
 
   if (mode === 'embedded') {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
     cliEnv = { DATA_DIR: dataDir, IDENTITY_ADDR: '' };
     launch = async () => {
       // Embedded means embedded engines, even when this test run has real-engine URLs exported.
@@ -127,6 +129,9 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       JWT_SECRET: randomBytes(32).toString('base64url'),
       CURSOR_SECRET: randomBytes(32).toString('base64url'),
       URL_SECRET: randomBytes(32).toString('base64url'),
+      DATA_DIR: dataDir,
+      // Topics and consumer groups of their own: systems sharing the Kafka never consume each other's events.
+      KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.`,
       ...extraEnv,
     };
     launch = async () => {
@@ -153,6 +158,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
 
   const system: System = {
     mode,
+    dataDir,
     get baseUrl() {
       return baseUrls[0];
     },

@@ -6,6 +6,7 @@ import { DocType, DocumentRecord } from '../ports/documents-store';
 import { defaultDates } from './compose';
 import { DocumentsContext, DocumentView, MAX_ATTEMPTS } from './context';
 import { newRecord } from './documents';
+import { queueEmail } from './email-status';
 import { Locale } from './fields';
 import { Decimal } from './money';
 import { formatNumber } from './number-format';
@@ -123,8 +124,10 @@ export class Lifecycle {
       const { locale } = await this.ctx.settings.resolve(tenant.account_id, doc.supplier);
       const mail = resolveMail(doc, input, locale as Locale);
       const at = this.ctx.now();
-      const next: DocumentRecord = { ...doc, email_sent_at: at, updated_at: at };
-      return withEvents(next, this.ctx.events.sendRequested(next, mail, at));
+      const sent: DocumentRecord = { ...doc, email_sent_at: at, updated_at: at };
+      const request = this.ctx.events.sendRequested(sent, mail, at);
+      // The latest send is the one email_status follows (an older request's outcome is ignored).
+      return withEvents(queueEmail(sent, request.id), request);
     });
     return this.ctx.view(written);
   }

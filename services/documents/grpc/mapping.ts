@@ -74,6 +74,8 @@ export function toDocumentMessage(view: DocumentView): Document {
     amount_due: view.amount_due,
     paid_on: opt(d.paid_on),
     email_sent_at: opt(d.email_sent_at),
+    email_status: opt(d.email_status ?? null),
+    email_error: opt(d.email_error ?? null),
     accepted_at: opt(d.accepted_at),
     invoice: view.invoice ? toRef(view.invoice) : undefined,
     proforma_id: opt(d.proforma_id),

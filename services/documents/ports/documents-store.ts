@@ -30,6 +30,8 @@ export interface Totals {
   total: string;
 }
 
+export type EmailStatus = 'queued' | 'sent' | 'failed';
+
 export type DocType = 'invoice' | 'credit_note' | 'proforma' | 'quote';
 export const DOC_TYPES: DocType[] = ['invoice', 'credit_note', 'proforma', 'quote'];
 
@@ -133,6 +135,14 @@ export interface DocumentRecord extends StoredDoc {
   totals: Totals;
   paid_on: string | null;
   email_sent_at: string | null;
+  /**
+   * Invoices: what became of the last send (domain/email-status.ts). Absent on records written before
+   * deliveries were tracked, which reads as null.
+   */
+  email_status?: EmailStatus | null;
+  email_error?: string | null;
+  /** The send_requested event id of the last send: only its outcome may change email_status. */
+  email_delivery_id?: string | null;
   accepted_at: string | null;
   issued_at: string | null;
   /** Credit notes: the source invoice. */

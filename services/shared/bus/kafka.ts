@@ -1,5 +1,7 @@
 // Distributed adapter of the event-bus port: Apache Kafka via kafkajs. Messages are keyed by account id
 // (ordered per workspace); the producer is idempotent and waits for all in-sync replicas.
+// A namespace (KAFKA_TOPIC_PREFIX) prefixes every topic and consumer group, so several deployments — or
+// test systems — can share one cluster without reading each other's events.
 import { Kafka, logLevel, Producer } from 'kafkajs';
 import { BusMessage, EventBus, Handler, SubscribeOptions, Subscription } from './port';
 
@@ -9,7 +11,7 @@ export class KafkaEventBus implements EventBus {
   private readonly subscriptions = new Set<Subscription>();
   private readonly knownTopics = new Set<string>();
 
-  constructor(brokers: string[], clientId: string, private readonly partitions = 3) {
+  constructor(brokers: string[], clientId: string, private readonly partitions = 3, private readonly namespace = '') {
     this.kafka = new Kafka({ brokers, clientId, logLevel: logLevel.NOTHING, retry: { retries: 8, initialRetryTime: 200 } });
   }
 
@@ -37,8 +39,9 @@ export class KafkaEventBus implements EventBus {
     return this.producer;
   }
 
-  async publish(topic: string, messages: BusMessage[]): Promise<void> {
+  async publish(logicalTopic: string, messages: BusMessage[]): Promise<void> {
     if (messages.length === 0) return;
+    const topic = this.namespace + logicalTopic;
     await this.ensureTopic(topic);
     const producer = await this.getProducer();
     await producer.send({
@@ -68,10 +71,12 @@ export class KafkaEventBus implements EventBus {
     }
   }
 
-  async subscribe(topic: string, options: SubscribeOptions, handler: Handler): Promise<Subscription> {
+  async subscribe(logicalTopic: string, options: SubscribeOptions, handler: Handler): Promise<Subscription> {
+    const topic = this.namespace + logicalTopic;
+    const groupId = this.namespace + options.group;
     await this.ensureTopic(topic);
-    if (!options.fromBeginning) await this.startNewGroupAtEnd(options.group, topic);
-    const consumer = this.kafka.consumer({ groupId: options.group, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 100 });
+    if (!options.fromBeginning) await this.startNewGroupAtEnd(groupId, topic);
+    const consumer = this.kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
     let joined!: () => void;
