@@ -1,7 +1,16 @@
 // Projects: unit (pure domain), contract (each port against every adapter), and the black-box API
 // suite twice — against the embedded mode and against the distributed mode on real engines.
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
-const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+  // ESM-only dependencies (Node 20 require()s them natively; jest's module system needs CommonJS).
+  '/node_modules/(bysquare|lzma1)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+const common = {
+  transform,
+  transformIgnorePatterns: ['/node_modules/(?!(bysquare|lzma1)/)'],
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
 
 module.exports = {
   testTimeout: 60_000,

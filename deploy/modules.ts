@@ -2,7 +2,8 @@
 import { contactsModule } from '../services/contacts/module';
 import { documentsModule } from '../services/documents/module';
 import { identityModule } from '../services/identity/module';
+import { renderingModule } from '../services/rendering/module';
 import { ServiceModule } from '../services/shared/module';
 
-export const serviceModules: ServiceModule[] = [identityModule, contactsModule, documentsModule];
+export const serviceModules: ServiceModule[] = [identityModule, contactsModule, documentsModule, renderingModule];
 

@@ -2,12 +2,14 @@
 import { BankingServiceService, ContactsServiceService } from '../gen/invoicing/contacts/v1/contacts';
 import { DocumentsServiceService } from '../gen/invoicing/documents/v1/documents';
 import { IdentityAdminServiceService, IdentityServiceService } from '../gen/invoicing/identity/v1/identity';
+import { RenderingServiceService } from '../gen/invoicing/rendering/v1/rendering';
 import { AsyncClient, connect } from '../services/shared/grpc/typed';
 
 export interface ServiceAddresses {
   identity: string;
   contacts: string;
   documents: string;
+  rendering: string;
 }
 
 export interface GatewayClients {
@@ -15,6 +17,7 @@ export interface GatewayClients {
   contacts: AsyncClient<typeof ContactsServiceService>;
   banking: AsyncClient<typeof BankingServiceService>;
   documents: AsyncClient<typeof DocumentsServiceService>;
+  rendering: AsyncClient<typeof RenderingServiceService>;
   close(): void;
 }
 
@@ -23,12 +26,14 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
   const contacts = connect(ContactsServiceService, 'invoicing.contacts.v1.ContactsService', addresses.contacts);
   const banking = connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addresses.contacts);
   const documents = connect(DocumentsServiceService, 'invoicing.documents.v1.DocumentsService', addresses.documents);
+  const rendering = connect(RenderingServiceService, 'invoicing.rendering.v1.RenderingService', addresses.rendering);
   return {
     identity,
     contacts,
     banking,
     documents,
-    close: () => [identity, contacts, banking, documents].forEach((c) => c.close()),
+    rendering,
+    close: () => [identity, contacts, banking, documents, rendering].forEach((c) => c.close()),
   };
 }
 

@@ -168,7 +168,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   function errorAnswerOf(httpError: HttpError, requestId: string): Answer {
-    return { status: httpError.status, headers: { 'content-type': JSON_TYPE }, body: Buffer.from(JSON.stringify(errorBody(httpError, requestId))) };
+    return { status: httpError.status, headers: { ...httpError.headers, 'content-type': JSON_TYPE }, body: Buffer.from(JSON.stringify(errorBody(httpError, requestId))) };
   }
 
   function errorAnswer(err: unknown, requestId: string): Answer {

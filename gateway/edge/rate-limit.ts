@@ -9,9 +9,10 @@ import { HttpError } from '../http/errors';
 import { EdgeConfig } from './config';
 import { EdgeState } from './ports/edge-state';
 
-/** GET …/invoices/<id>/pdf has its own budget (30/min), not counted in the general one. Matched on
- * the raw URL below the /api/v1 mount (query string allowed) to spare a URL parse per request. */
-const PDF_URL = /^\/accounts\/[^/?]+\/invoices\/[^/?]+\/pdf\/?(?:\?|$)/i; // routing is case-insensitive too
+/** GET …/invoices/<id>/pdf (and the same route of credit notes, proformas and quotes) has its own
+ * budget (30/min), not counted in the general one. Matched on the raw URL below the /api/v1 mount
+ * (query string allowed) to spare a URL parse per request. */
+const PDF_URL = /^\/accounts\/[^/?]+\/(?:invoices|credit_notes|proformas|quotes)\/[^/?]+\/pdf\/?(?:\?|$)/i; // routing is case-insensitive too
 export interface RateLimitBucket {
   /** Counter key: bucket name and subject (credential hash or client IP). */
   key: string;

@@ -9,6 +9,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly extra: Record<string, unknown> = {},
+    /** Response headers the error carries (Retry-After of a 503). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -38,6 +40,13 @@ export function httpErrorFromRemote(err: RemoteCallError, upgradeUrl: string): H
   const extra: Record<string, unknown> = {};
   if (err.detail.field) extra.field = err.detail.field;
   if (status === 402) extra.upgrade_url = upgradeUrl;
-  if (status >= 500) return new HttpError(status, err.detail.code || 'internal_error', status === 503 ? 'a service is unavailable; retry later' : 'internal error');
+  if (status === 503) {
+    // Every 503 says when to come back: the service's own estimate (an overloaded renderer), else 1 s.
+    const retryAfter = /^\d{1,5}$/.test(err.detail.metadata?.retry_after_seconds ?? '') ? err.detail.metadata.retry_after_seconds : '1';
+    // A service's DomainError message is written for clients; a transport failure's is not.
+    const message = err.detail.message && err.detail.code !== 'service_unavailable' ? err.detail.message : 'a service is unavailable; retry later';
+    return new HttpError(503, err.detail.code || 'service_unavailable', message, {}, { 'retry-after': retryAfter });
+  }
+  if (status >= 500) return new HttpError(status, err.detail.code || 'internal_error', 'internal error');
   return new HttpError(status, err.detail.code || 'error', err.detail.message || 'request failed', extra);
 }

@@ -36,4 +36,8 @@ export const fail = {
   /** A plan limit: the gateway answers 402 with upgrade_url. */
   planLimit: (code: string, message: string, metadata: Record<string, string> = {}) =>
     new DomainError('resource_exhausted', code, message, undefined, metadata),
+  /** Temporarily unable to serve (overloaded, a dependency down): the gateway answers 503 with
+   * Retry-After from metadata.retry_after_seconds. */
+  unavailable: (code: string, message: string, retryAfterSeconds: number) =>
+    new DomainError('unavailable', code, message, undefined, { retry_after_seconds: String(retryAfterSeconds) }),
 };

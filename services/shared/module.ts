@@ -9,6 +9,7 @@ export interface Peers {
   identity?: string;
   contacts?: string;
   documents?: string;
+  rendering?: string;
 }
 
 export interface ServiceDeps {

@@ -53,6 +53,7 @@ export function toAccountMessage(a: AccountView, logoUrl: string | null): Accoun
     onboarding_step: a.onboarding_step ?? undefined,
     vat_registration_alert: a.vat_registration_alert ?? undefined,
     logo_url: logoUrl ?? undefined,
+    logo_key: a.logo_key ?? undefined,
     legal_identity: a.legal_identity ? toLegalIdentityMessage(a.legal_identity) : undefined,
     suspended: a.suspended,
   };

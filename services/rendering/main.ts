@@ -1,0 +1,4 @@
+import { runService } from '../shared/bootstrap';
+import { renderingModule } from './module';
+
+void runService(renderingModule);

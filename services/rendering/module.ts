@@ -1,0 +1,48 @@
+// Wires the rendering service: documents and identity behind the DocumentSource port, Chromium behind
+// the renderer, the blob store behind the PDF store; pre-rendering on `issued` events; the parts
+// (mail) that build on the PDFs. Chromium is launched in the background: without it the service still
+// starts and PDF requests answer 503 renderer_unavailable.
+import { RenderingServiceService } from '../../gen/invoicing/rendering/v1/rendering';
+import { readEnv } from '../shared/config';
+import { implement } from '../shared/grpc/typed';
+import { ServiceModule } from '../shared/module';
+import { blobPdfStore } from './adapters/blob-pdf-store';
+import { ChromiumPool } from './adapters/chromium-pool';
+import { GrpcDocumentSource } from './adapters/grpc-document-source';
+import { handlebarsTemplate } from './adapters/handlebars-template';
+import { subscribePrerender } from './adapters/prerender-consumer';
+import { Pdfs } from './domain/pdfs';
+import { renderingHandlers } from './grpc/handlers';
+import { RenderingPart } from './part';
+
+/** The parts built on the PDFs. Mail adds its own here (e.g. `mailPart` from './mail/part'). */
+const parts: RenderingPart[] = [];
+
+export const renderingModule: ServiceModule = {
+  name: 'rendering',
+  async create(deps) {
+    const { adapters, log, peers } = deps;
+    const { str, int } = readEnv();
+    const renderer = new ChromiumPool({
+      executablePath: str('CHROMIUM_PATH', '/usr/bin/chromium'),
+      poolSize: Math.max(1, int('RENDER_POOL_SIZE', 2)),
+      timeoutMs: Math.max(1000, int('RENDER_TIMEOUT_MS', 15_000)),
+      queueMax: int('RENDER_QUEUE_MAX', 32),
+      log: log.child({ component: 'chromium' }),
+    });
+    renderer.start();
+    const source = new GrpcDocumentSource({ documents: peers.documents, identity: peers.identity }, adapters.blobs);
+    const pdfs = new Pdfs({ source, template: handlebarsTemplate(), renderer, store: blobPdfStore(adapters.blobs) });
+    const prerender = await subscribePrerender(adapters.bus, pdfs, log);
+    const built = await Promise.all(parts.map((part) => part.create({ ...deps, log: log.child({ part: part.name }), pdfs })));
+    return {
+      bindings: [implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs), log), ...built.flatMap((b) => b.bindings)],
+      stop: async () => {
+        for (const b of built) await b.stop?.();
+        await prerender.close();
+        await renderer.close();
+        source.close();
+      },
+    };
+  },
+};
