@@ -461,7 +461,6 @@ spawn_minio() {
 
 # Mailpit: SMTP on `mailpit`, HTTP API on `mailpit_http`. Messages persist in its database under the run
 # dir, so a stop-one/start-one keeps what was delivered (the fault test counts deliveries across an outage).
-# Chaos is enabled so tests can make the SMTP server answer 4xx/5xx (PUT /api/v1/chaos).
 spawn_mailpit() {
   local run="$1" port hport
   port="$(get_port "$run" mailpit)"
@@ -469,7 +468,7 @@ spawn_mailpit() {
   mkdir -p "$run/mailpit"
   launch "$run" mailpit "$(mailpit_bin)" --smtp "127.0.0.1:$port" --listen "127.0.0.1:$hport" \
     --database "$run/mailpit/mailpit.db" --smtp-auth-accept-any --smtp-auth-allow-insecure \
-    --max 0 --enable-chaos --disable-version-check
+    --max 0 --disable-version-check
 }
 
 # one readiness probe; returns 0 when ready

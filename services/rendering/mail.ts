@@ -1,22 +1,22 @@
-// The e-mail half of the rendering service, wired: deliveries in the store, the send_requested consumer
-// and dispatcher, the outcome relay, the MailService handlers. module.ts calls createMail() and adds
-// the returned binding; the PDF comes through the PdfSource it passes (RenderingService.RenderDocumentPdf).
+// The e-mail half of the rendering service, a part of it (see part.ts): deliveries in the store, the
+// send_requested consumer and dispatcher, the outcome relay, the MailService handlers. The PDF is the
+// service's own (the same stored file a download serves).
 import path from 'node:path';
 import { MailServiceService } from '../../gen/invoicing/rendering/v1/rendering';
 import { ConfigError, readEnv } from '../shared/config';
-import { implement, ServiceBinding } from '../shared/grpc/typed';
-import { ServiceDeps } from '../shared/module';
+import { implement } from '../shared/grpc/typed';
 import { CursorCodec } from '../shared/pagination';
 import { DeliveryRelay } from './adapters/delivery-relay';
 import { deliveriesCollection } from './adapters/delivery-store';
 import { EmlOutbox } from './adapters/eml-outbox';
 import { MailWorker } from './adapters/mail-worker';
 import { HandlebarsMailTemplates } from './adapters/mail-templates';
+import { PdfsPdfSource } from './adapters/pdfs-pdf-source';
 import { SmtpTransport } from './adapters/smtp-transport';
 import { Mailer } from './domain/mailer';
 import { mailHandlers } from './grpc/mail-handlers';
 import { DEFAULT_RETRY, RetryPolicy } from './domain/mail-retry';
-import { PdfSource } from './ports/mail';
+import { RenderingPart } from './part';
 
 export interface MailConfig {
   smtpUrl?: string;
@@ -48,42 +48,37 @@ export function readMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
   };
 }
 
-export interface MailPart {
-  binding: ServiceBinding;
-  /** Starts consuming and dispatching (after the service's gRPC server listens: the PDF may come from it). */
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-export async function createMail(deps: ServiceDeps, pdfs: PdfSource, config: MailConfig = readMailConfig()): Promise<MailPart> {
-  const { adapters, log, secrets } = deps;
-  const deliveries = deliveriesCollection(adapters.store);
-  const relay = new DeliveryRelay(deliveries, adapters.bus, log);
-  const smtp = config.smtpUrl ? new SmtpTransport(config.smtpUrl) : undefined;
-  const mailer = new Mailer({
-    deliveries,
-    nextId: () => adapters.store.nextId('mail_deliveries'),
-    transports: { outbox: new EmlOutbox(config.outboxDir), smtp },
-    pdfs,
-    templates: new HandlebarsMailTemplates(),
-    from: config.from,
-    messageIdDomain: config.messageIdDomain,
-    retry: config.retry,
-    leaseMs: config.leaseMs,
-    clock: { now: () => new Date() },
-    onOutcome: () => relay.notify(),
-  });
-  const worker = new MailWorker(mailer, adapters.bus, log, { pollMs: config.pollMs });
-  return {
-    binding: implement('invoicing.rendering.v1.MailService', MailServiceService, mailHandlers(mailer, new CursorCodec(secrets.cursorSecret)), log),
-    async start() {
-      relay.start();
-      await worker.start();
-    },
-    async stop() {
-      await worker.stop();
-      await relay.stop();
-      smtp?.close();
-    },
-  };
-}
+export const mailPart: RenderingPart = {
+  name: 'mail',
+  async create(deps) {
+    const config = readMailConfig();
+    const { adapters, log, secrets } = deps;
+    const deliveries = deliveriesCollection(adapters.store);
+    const relay = new DeliveryRelay(deliveries, adapters.bus, log);
+    const smtp = config.smtpUrl ? new SmtpTransport(config.smtpUrl) : undefined;
+    const mailer = new Mailer({
+      deliveries,
+      nextId: () => adapters.store.nextId('mail_deliveries'),
+      transports: { outbox: new EmlOutbox(config.outboxDir), smtp },
+      pdfs: new PdfsPdfSource(deps.pdfs),
+      templates: new HandlebarsMailTemplates(),
+      from: config.from,
+      messageIdDomain: config.messageIdDomain,
+      retry: config.retry,
+      leaseMs: config.leaseMs,
+      clock: { now: () => new Date() },
+      onOutcome: () => relay.notify(),
+    });
+    const worker = new MailWorker(mailer, adapters.bus, log, { pollMs: config.pollMs });
+    relay.start();
+    await worker.start();
+    return {
+      bindings: [implement('invoicing.rendering.v1.MailService', MailServiceService, mailHandlers(mailer, new CursorCodec(secrets.cursorSecret)), log)],
+      async stop() {
+        await worker.stop();
+        await relay.stop();
+        smtp?.close();
+      },
+    };
+  },
+};

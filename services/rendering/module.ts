@@ -13,10 +13,11 @@ import { handlebarsTemplate } from './adapters/handlebars-template';
 import { subscribePrerender } from './adapters/prerender-consumer';
 import { Pdfs } from './domain/pdfs';
 import { renderingHandlers } from './grpc/handlers';
+import { mailPart } from './mail';
 import { RenderingPart } from './part';
 
-/** The parts built on the PDFs. Mail adds its own here (e.g. `mailPart` from './mail/part'). */
-const parts: RenderingPart[] = [];
+/** The parts built on the PDFs. */
+const parts: RenderingPart[] = [mailPart];
 
 export const renderingModule: ServiceModule = {
   name: 'rendering',
