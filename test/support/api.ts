@@ -15,6 +15,8 @@ export interface ApiResponse<T = any> { // eslint-disable-line @typescript-eslin
   headers: Headers;
   body: T;
   text: string;
+  /** The raw body (binary responses: PDFs). */
+  bytes: Buffer;
 }
 
 export interface RequestOptions {
@@ -48,11 +50,12 @@ export class Api {
       headers['content-type'] ??= 'application/json';
     }
     const res = await fetch(this.baseUrl + path, { method, headers, body });
-    const text = await res.text();
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const text = bytes.toString('utf8');
     const isJson = res.headers.get('content-type')?.includes('application/json');
     const parsed = isJson && text ? JSON.parse(text) : text;
     this.validate(method.toLowerCase(), path, res.status, parsed, isJson ?? false);
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    return { status: res.status, headers: res.headers, body: parsed, text, bytes };
   }
 
   private validate(method: string, path: string, status: number, body: unknown, isJson: boolean): void {
