@@ -158,6 +158,11 @@ describe('retry and backoff', () => {
     expect(failed.last_error).toBe(`gave up after ${RETRY.maxAttempts} attempts: connect ECONNREFUSED 127.0.0.1:25`);
   });
 
+  it('the recorded error is the server\'s own reply, without the client\'s wording around it', () => {
+    const failed = attemptFailed(claim(record(), NOW, LEASE_MS)!, { responseCode: 550, code: 'EENVELOPE', message: "Can't send mail - all recipients were rejected: 550 5.1.1 <x@y.example>: mailbox unavailable" }, NOW, RETRY);
+    expect(failed.last_error).toBe('550 5.1.1 <x@y.example>: mailbox unavailable');
+  });
+
   it('a success records sent_at and one outcome event', () => {
     const sent = succeeded(claim(record(), NOW, LEASE_MS)!, NOW);
     expect(sent).toMatchObject({ status: 'sent', sent_at: NOW.toISOString(), outbox_pending: true });

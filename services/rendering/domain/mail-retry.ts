@@ -37,7 +37,10 @@ export function backoffMs(attempts: number, policy: RetryPolicy): number {
   return Math.min(policy.baseMs * 2 ** exponent, policy.maxMs);
 }
 
+/** The server's own reply when there is one ("550 5.1.1 <x@y>: mailbox unavailable"), else the error text. */
 export function describeFailure(failure: TransportFailure): string {
-  const text = failure.message.replace(/\s+/g, ' ').trim().slice(0, 500);
-  return failure.responseCode && !text.startsWith(String(failure.responseCode)) ? `${failure.responseCode} ${text}` : text;
+  const text = failure.message.replace(/\s+/g, ' ').trim();
+  if (!failure.responseCode) return text.slice(0, 500);
+  const reply = text.indexOf(`${failure.responseCode} `);
+  return (reply >= 0 ? text.slice(reply) : `${failure.responseCode} ${text}`).slice(0, 500);
 }
