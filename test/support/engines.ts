@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot } from '../../services/shared/paths';
 
-export type EngineName = 'redis' | 'ferretdb' | 'kafka' | 'minio';
+export type EngineName = 'redis' | 'ferretdb' | 'kafka' | 'minio' | 'mailpit';
 
 /** Runs `bash scripts/engines.sh ...args`; progress goes to stderr (unless ENGINES_QUIET=1), failures carry the output's tail. */
 export function runEnginesScript(args: string[]): Promise<void> {

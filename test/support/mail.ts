@@ -31,8 +31,7 @@ interface MailpitSummary {
 }
 
 /** Messages in Mailpit sent to `address` (any of To, Cc, Bcc), parsed from their raw source. */
-export async function mailpitMessagesTo(address: string): Promise<ParsedMail[]> {
-  const api = mailpitApi();
+export async function mailpitMessagesTo(address: string, api = mailpitApi()): Promise<ParsedMail[]> {
   const res = await fetch(`${api}/api/v1/search?query=${encodeURIComponent(`addressed:"${address}"`)}&limit=200`);
   if (!res.ok) throw new Error(`Mailpit search failed: ${res.status} ${await res.text()}`);
   const { messages } = (await res.json()) as { messages: MailpitSummary[] };
