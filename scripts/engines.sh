@@ -10,6 +10,7 @@
 #   scripts/engines.sh start-one <engine> <run_dir>   (re)start one engine on its previous port/data
 #   scripts/engines.sh stop-one <engine> <run_dir>
 #   scripts/engines.sh status <run_dir>
+#   scripts/engines.sh renderer                   install Chromium and DejaVu fonts (PDF rendering) only
 #
 # engines: redis ferretdb kafka minio mailpit
 # Built artifacts live in ${XDG_CACHE_HOME:-$HOME/.cache}/invoicing-engines
@@ -99,8 +100,25 @@ apt_install() {
   fi
 }
 
+DEJAVU_SANS=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+
+# Chromium (driven by playwright-core) and DejaVu Sans (Czech, Slovak, German letters, embedded in every
+# PDF) for the rendering service; `npm start` runs this in the background. Idempotent.
+provision_renderer() {
+  mkdir -p "$CACHE"
+  local need=()
+  [[ -x /usr/bin/chromium ]] || need+=(chromium)
+  [[ -f "$DEJAVU_SANS" ]] || need+=(fonts-dejavu-core)
+  if ((${#need[@]} == 0)); then
+    log "renderer: chromium and fonts-dejavu-core already installed"
+    return
+  fi
+  apt_install "${need[@]}"
+}
+
 provision_apt() {
   local need=()
+  [[ -f "$DEJAVU_SANS" ]] || need+=(fonts-dejavu-core)
   command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
   command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
   [[ -x /usr/bin/chromium ]] || need+=(chromium)
@@ -266,7 +284,7 @@ provisioned() {
   init_paths
   command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 &&
     command -v java >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 &&
-    [[ -x /usr/bin/chromium ]] &&
+    [[ -x /usr/bin/chromium ]] && [[ -f "$DEJAVU_SANS" ]] &&
     [[ -f "$(kafka_libs)/.complete" ]] &&
     [[ -f "$(ferret_bin).selftest-ok" ]] &&
     [[ -x "$(minio_bin)" ]] &&
@@ -598,7 +616,7 @@ ensure_provisioned() {
 # ---------------------------------------------------------------------------
 
 usage() {
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -607,6 +625,9 @@ main() {
   case "$cmd" in
     provision)
       provision
+      ;;
+    renderer)
+      provision_renderer
       ;;
     start)
       [[ $# -eq 2 ]] || usage

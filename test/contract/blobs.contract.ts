@@ -1,6 +1,8 @@
 // The blob-store port's contract, run against every adapter (filesystem embedded, MinIO real).
 import { randomBytes } from 'node:crypto';
 import { BlobStore } from '../../services/shared/blobs/port';
+import { blobPdfStore } from '../../services/rendering/adapters/blob-pdf-store';
+import { pdfKey } from '../../services/rendering/domain/render-input';
 
 export function describeBlobContract(adapter: string, open: () => Promise<BlobStore>): void {
   describe(`blob store contract: ${adapter}`, () => {
@@ -29,6 +31,20 @@ export function describeBlobContract(adapter: string, open: () => Promise<BlobSt
       await blobs.delete(k);
       await blobs.delete(k);
       expect(await blobs.get(k)).toBeNull();
+    });
+
+    it('keeps rendered PDFs (rendering service) under their ETag key, per tenant', async () => {
+      const pdfs = blobPdfStore(blobs);
+      const etag = `"${randomBytes(16).toString('base64url').slice(0, 22)}"`;
+      const live = pdfKey({ account_id: 9, livemode: true }, etag);
+      const sandbox = pdfKey({ account_id: 9, livemode: false }, etag);
+      expect(live).not.toBe(sandbox);
+      const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(5_000)]);
+      expect(await pdfs.get(live)).toBeNull();
+      await pdfs.put(live, pdf);
+      expect((await pdfs.get(live))?.equals(pdf)).toBe(true);
+      expect((await blobs.get(live))?.contentType).toBe('application/pdf');
+      expect(await pdfs.get(sandbox)).toBeNull();
     });
 
     it('refuses unsafe keys', async () => {

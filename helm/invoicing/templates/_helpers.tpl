@@ -82,6 +82,9 @@ spec:
               value: {{ $root.Values.grpcPort | quote }}
             {{- include "invoicing.peerEnv" $root | nindent 12 }}
             {{- include "invoicing.env" $root | nindent 12 }}
+            {{- with .values.env }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
           ports:
             - name: grpc
               containerPort: {{ $root.Values.grpcPort }}
@@ -113,7 +116,7 @@ spec:
 
 {{/* Addresses of every service, for the gateway and for services calling peers. */}}
 {{- define "invoicing.peerEnv" -}}
-{{- range $name := list "identity" "contacts" "documents" }}
+{{- range $name := list "identity" "contacts" "documents" "rendering" }}
 - name: {{ upper $name }}_ADDR
   value: "{{ $name }}:{{ $.Values.grpcPort }}"
 {{- end }}

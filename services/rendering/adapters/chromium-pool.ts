@@ -1,8 +1,9 @@
 // The PdfRenderer port over Chromium (playwright-core): one browser, a warm pool of pages reused with
 // setContent (opening a page costs 0.2–0.5 s; a warm render ~0.1 s), a bounded queue, and a timeout
-// on every render. A crashed browser is relaunched on the next render; a page that timed out is
-// discarded, and if no new page can be opened the browser is replaced — only the renders in flight on
-// it fail. Every failure is a 503-class DomainError with a Retry-After, never a hang.
+// on every render. Each page has a browser context of its own, hence a renderer process of its own:
+// a page that hangs is discarded alone. A crashed browser is relaunched at once and the render that
+// met the crash is retried once on the new one; if no new page can be opened the browser is replaced.
+// Every failure is a 503-class DomainError with a Retry-After, never a hang.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DomainError, fail } from '../../shared/errors';
 import { Logger } from '../../shared/logger';
@@ -24,6 +25,7 @@ export interface ChromiumPoolOptions {
 }
 
 interface Slot {
+  context: BrowserContext;
   page: Page;
   generation: number;
 }
@@ -35,6 +37,9 @@ interface Waiter {
 }
 
 class RenderTimeout extends Error {}
+class BrowserCrashed extends Error {}
+
+const failed = () => fail.unavailable('render_failed', 'the PDF renderer failed; retry later', 1);
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
@@ -50,7 +55,6 @@ const LAUNCH_ARGS = ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu',
 
 export class ChromiumPool implements PdfRenderer {
   private browser: Browser | null = null;
-  private context: BrowserContext | null = null;
   /** Bumped whenever the browser is replaced: pages of an older generation are never reused. */
   private generation = 0;
   private launching: Promise<void> | null = null;
@@ -88,6 +92,16 @@ export class ChromiumPool implements PdfRenderer {
   }
 
   async render(html: string): Promise<Buffer> {
+    try {
+      return await this.renderOnce(html);
+    } catch (err) {
+      // The browser died under this render (not a timeout): once more, on a fresh browser.
+      if (err instanceof BrowserCrashed) return this.renderOnce(html).catch(() => Promise.reject(failed()));
+      throw err;
+    }
+  }
+
+  private async renderOnce(html: string): Promise<Buffer> {
     if (this.closed) throw fail.unavailable('renderer_unavailable', 'the PDF renderer is shutting down', 5);
     const slot = await this.acquire();
     let healthy = false;
@@ -96,12 +110,13 @@ export class ChromiumPool implements PdfRenderer {
       healthy = true;
       return pdf;
     } catch (err) {
+      if (slot.generation !== this.generation || !this.browser?.isConnected()) throw new BrowserCrashed();
       if (err instanceof RenderTimeout) {
         this.options.log.warn({ timeout_ms: this.options.timeoutMs }, 'render timed out; discarding the page');
         throw fail.unavailable('render_timeout', `rendering took longer than ${this.options.timeoutMs} ms; retry later`, 2);
       }
       this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'render failed');
-      throw fail.unavailable('render_failed', 'the PDF renderer failed; retry later', 1);
+      throw failed();
     } finally {
       this.release(slot, healthy);
     }
@@ -115,7 +130,6 @@ export class ChromiumPool implements PdfRenderer {
     }
     const browser = this.browser;
     this.browser = null;
-    this.context = null;
     this.idle.length = 0;
     if (browser) await withTimeout(browser.close(), 5_000).catch(() => undefined);
   }
@@ -132,7 +146,8 @@ export class ChromiumPool implements PdfRenderer {
 
   private async acquire(): Promise<Slot> {
     const idle = this.idle.pop();
-    if (idle) return idle;
+    if (idle && idle.generation === this.generation && this.browser?.isConnected()) return idle;
+    if (idle) this.release(idle, false);
     if (this.slots < this.options.poolSize) {
       this.slots++;
       try {
@@ -168,8 +183,8 @@ export class ChromiumPool implements PdfRenderer {
       } else this.idle.push(slot);
       return;
     }
-    // A hung page's close may never settle: not awaited.
-    void withTimeout(slot.page.close(), this.options.timeoutMs).catch(() => undefined);
+    // A hung page's close may never settle: not awaited. Its context goes with it (and its renderer).
+    void withTimeout(slot.context.close(), this.options.timeoutMs).catch(() => undefined);
     this.slots--;
     const waiter = this.waiters.shift();
     if (waiter) {
@@ -185,9 +200,11 @@ export class ChromiumPool implements PdfRenderer {
   private async openSlot(): Promise<Slot> {
     await this.ensureBrowser();
     const generation = this.generation;
+    const browser = this.browser!;
     try {
-      const page = await withTimeout(this.context!.newPage(), this.options.timeoutMs);
-      return { page, generation };
+      const context = await withTimeout(browser.newContext({ javaScriptEnabled: this.options.javaScriptEnabled ?? false }), this.options.timeoutMs);
+      const page = await withTimeout(context.newPage(), this.options.timeoutMs);
+      return { context, page, generation };
     } catch (err) {
       // A browser that cannot open a page is hung or dead: replace it.
       this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not open a page; replacing the browser');
@@ -208,11 +225,9 @@ export class ChromiumPool implements PdfRenderer {
       try {
         const { chromium } = await import('playwright-core');
         const browser = await chromium.launch({ executablePath: this.options.executablePath, args: LAUNCH_ARGS, timeout: 30_000 });
-        const context = await browser.newContext({ javaScriptEnabled: this.options.javaScriptEnabled ?? false });
         this.generation++;
         browser.on('disconnected', () => this.onDisconnected(browser));
         this.browser = browser;
-        this.context = context;
         this.lastLaunchFailure = null;
         this.options.log.info({ executable: this.options.executablePath, pool_size: this.options.poolSize }, 'PDF renderer ready');
       } catch (err) {
@@ -241,7 +256,6 @@ export class ChromiumPool implements PdfRenderer {
   /** Drops the current browser (its idle pages with it); busy pages are discarded when released. */
   private forget(): void {
     this.browser = null;
-    this.context = null;
     this.generation++;
     this.slots -= this.idle.length;
     this.idle.length = 0;

@@ -23,12 +23,27 @@ function payable(doc: PrintableDocument): boolean {
   return !!doc.bank_account?.iban && new Decimal(doc.amount_due || '0').gt(0);
 }
 
+/** The libraries check presence with `in` / own keys: optional fields are left out, not undefined. */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== '')) as T;
+}
+
 /**
  * The QR scheme by supplier country first (Slovak banks read PAY by square in any currency), then by
  * currency; none for other currencies. The amount is the amount due (credits already applied).
+ * A payload a library refuses (a malformed IBAN of an old bank account) prints no QR code rather than
+ * failing the PDF.
  */
 export function paymentQr(doc: PrintableDocument): PaymentQr | null {
   if (!payable(doc)) return null;
+  try {
+    return encodeQr(doc);
+  } catch {
+    return null;
+  }
+}
+
+function encodeQr(doc: PrintableDocument): PaymentQr | null {
   const iban = doc.bank_account!.iban.replace(/\s+/g, '').toUpperCase();
   const bic = doc.bank_account!.swift || undefined;
   const amount = new Decimal(doc.amount_due).toFixed(2);
@@ -40,7 +55,7 @@ export function paymentQr(doc: PrintableDocument): PaymentQr | null {
       scheme: 'pay_by_square',
       payload: encodePayBySquare({
         payments: [
-          {
+          defined({
             type: PaymentOptions.PaymentOrder,
             // The library's model is a JS number; two decimals survive the round trip exactly.
             amount: Number(amount),
@@ -48,9 +63,9 @@ export function paymentQr(doc: PrintableDocument): PaymentQr | null {
             variableSymbol: vs,
             paymentDueDate: doc.due_date ? doc.due_date.replace(/-/g, '') : undefined,
             paymentNote: doc.number ?? undefined,
-            bankAccounts: [{ iban, bic }],
+            bankAccounts: [defined({ iban, bic })],
             beneficiary: { name: doc.supplier.name.slice(0, 70) },
-          },
+          }),
         ],
       }),
     };
@@ -58,19 +73,21 @@ export function paymentQr(doc: PrintableDocument): PaymentQr | null {
   if (doc.currency === 'CZK') {
     return {
       scheme: 'spayd',
-      payload: spayd({ acc: bic ? `${iban}+${bic}` : iban, am: amount, cc: 'CZK', xvs: vs, msg: doc.number ?? undefined, rn: doc.supplier.name.slice(0, 35) }),
+      payload: spayd(defined({ acc: bic ? `${iban}+${bic}` : iban, am: amount, cc: 'CZK', xvs: vs, msg: doc.number ?? undefined, rn: doc.supplier.name.slice(0, 35) })),
     };
   }
   if (doc.currency === 'EUR') {
     return {
       scheme: 'epc',
-      payload: epcPayload({
-        name: doc.supplier.name.slice(0, 70),
-        iban,
-        bic,
-        amount: Number(amount),
-        unstructuredReference: reference || undefined,
-      }),
+      payload: epcPayload(
+        defined({
+          name: doc.supplier.name.slice(0, 70),
+          iban,
+          bic,
+          amount: Number(amount),
+          unstructuredReference: reference || undefined,
+        }),
+      ),
     };
   }
   return null;

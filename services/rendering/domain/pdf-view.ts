@@ -58,7 +58,7 @@ export interface ViewInputs {
   /** The supplier as printed (see printedSupplier). */
   supplier: PrintedParty;
   language: Language;
-  qr: { caption?: string; png_data_uri: string } | null;
+  qr: { caption?: string; image_data_uri: string } | null;
   logo_data_uri: string | null;
 }
 
@@ -119,7 +119,7 @@ export function pdfView({ doc, supplier, language, qr, logo_data_uri }: ViewInpu
     vat_breakdown: doc.vat_breakdown.map((r) => ({ rate: f.percent(r.vat_rate), base: f.money(r.base), vat: f.money(r.vat) })),
     totals,
     payment: paymentRows.length ? { heading: labels.payment, rows: paymentRows } : null,
-    qr: qr ? { caption: qr.caption ?? labels.pay_by_qr, png_data_uri: qr.png_data_uri } : null,
+    qr: qr ? { caption: qr.caption ?? labels.pay_by_qr, image_data_uri: qr.image_data_uri } : null,
     logo_data_uri,
     note: doc.note ? { heading: labels.note, text: doc.note } : null,
   };

@@ -5,10 +5,13 @@ import { DocKind, DocumentSource } from '../ports/document-source';
 import { DocumentTemplate } from '../ports/document-template';
 import { PdfRenderer } from '../ports/pdf-renderer';
 import { PdfStore } from '../ports/pdf-store';
-import { paymentQr } from './payment-qr';
+import { paymentQr, QrScheme } from './payment-qr';
 import { pdfView } from './pdf-view';
-import { pngDataUri, qrPng } from './qr-image';
+import { dataUri, qrSvg } from './qr-image';
 import { etagOf, fileName, matchesIfNoneMatch, pdfKey, RenderInput, renderInput } from './render-input';
+
+/** The brand a banking app shows for the scheme (EPC codes have none: the localised "scan to pay"). */
+const SCHEME_NAME: Record<QrScheme, string | undefined> = { spayd: 'QR Platba', pay_by_square: 'PAY by square', epc: undefined };
 
 export interface PdfResult {
   etag: string;
@@ -54,8 +57,8 @@ export class Pdfs {
         doc: input.doc,
         supplier: input.supplier,
         language: input.language,
-        qr: qr ? { png_data_uri: pngDataUri(await qrPng(qr.payload)) } : null,
-        logo_data_uri: logo ? pngDataUri(logo.data, logo.contentType) : null,
+        qr: qr ? { caption: SCHEME_NAME[qr.scheme], image_data_uri: dataUri(await qrSvg(qr.payload), 'image/svg+xml') } : null,
+        logo_data_uri: logo ? dataUri(logo.data, logo.contentType) : null,
       }),
     );
   }

@@ -42,7 +42,7 @@ export interface PdfView {
   vat_breakdown: Array<{ rate: string; base: string; vat: string }>;
   totals: Array<LabelledValue & { emphasis: boolean }>;
   payment: { heading: string; rows: LabelledValue[] } | null;
-  qr: { caption: string; png_data_uri: string } | null;
+  qr: { caption: string; image_data_uri: string } | null;
   logo_data_uri: string | null;
   note: { heading: string; text: string } | null;
 }
