@@ -85,6 +85,10 @@ spec:
             {{- with .values.env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
+            {{- range $env, $key := .values.secretEnv }}
+            - name: {{ $env }}
+              valueFrom: { secretKeyRef: { name: {{ include "invoicing.secretName" $root }}, key: {{ $key }}, optional: true } }
+            {{- end }}
           ports:
             - name: grpc
               containerPort: {{ $root.Values.grpcPort }}
