@@ -25,6 +25,7 @@ export interface MailConfig {
   outboxDir: string;
   pollMs: number;
   leaseMs: number;
+  maxRequestAgeMs: number;
   retry: RetryPolicy;
 }
 
@@ -44,6 +45,7 @@ export function readMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     outboxDir: path.resolve(optional('MAIL_OUTBOX_DIR') ?? path.join(str('DATA_DIR', '.data'), 'outbox')),
     pollMs: int('MAIL_POLL_MS', 1000),
     leaseMs: int('MAIL_LEASE_MS', 120_000),
+    maxRequestAgeMs: int('MAIL_REQUEST_MAX_AGE_MS', 24 * 3600_000),
     retry: { baseMs: int('MAIL_RETRY_BASE_MS', DEFAULT_RETRY.baseMs), maxMs: int('MAIL_RETRY_MAX_MS', DEFAULT_RETRY.maxMs), maxAttempts },
   };
 }
@@ -66,6 +68,7 @@ export const mailPart: RenderingPart = {
       messageIdDomain: config.messageIdDomain,
       retry: config.retry,
       leaseMs: config.leaseMs,
+      maxRequestAgeMs: config.maxRequestAgeMs,
       clock: { now: () => new Date() },
       onOutcome: () => relay.notify(),
     });

@@ -13,6 +13,7 @@ import { SqliteDocumentStore } from '../../services/shared/store/sqlite';
 
 export const RETRY: RetryPolicy = { baseMs: 1_000, maxMs: 8_000, maxAttempts: 5 };
 export const LEASE_MS = 60_000;
+export const MAX_AGE_MS = 24 * 3600_000;
 
 export class FakeClock {
   t = Date.parse('2026-11-23T10:00:00.000Z');
@@ -79,6 +80,7 @@ export function mailWorld(file = path.join(mkdtempSync(path.join(os.tmpdir(), 'm
       messageIdDomain: 'acme.example',
       retry: RETRY,
       leaseMs: LEASE_MS,
+      maxRequestAgeMs: MAX_AGE_MS,
       clock,
       onOutcome: () => outcomes++,
     });

@@ -10,7 +10,7 @@ import { composeMail } from '../../services/rendering/domain/mail-compose';
 import { attemptFailed, claim, messageIdFor, newDelivery, routeFor, succeeded } from '../../services/rendering/domain/mail-delivery';
 import { backoffMs, classifyFailure } from '../../services/rendering/domain/mail-retry';
 import { DeliveryRecord } from '../../services/rendering/ports/mail';
-import { fakePdfs, LEASE_MS, mailWorld, request, RETRY } from './mail.fixtures';
+import { fakePdfs, LEASE_MS, mailWorld, MAX_AGE_MS, request, RETRY } from './mail.fixtures';
 
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const record = (overrides: Partial<DeliveryRecord> = {}): DeliveryRecord => ({
@@ -87,6 +87,20 @@ describe('one delivery per send request', () => {
     expect(await restarted.dispatchDue()).toBe(1);
     const after = await w.deliveries.findOne({ delivery_id: accepted.delivery_id });
     expect(after).toMatchObject({ status: 'sent', attempts: 2 });
+  });
+});
+
+describe('late requests', () => {
+  it('a request older than the maximum age when it arrives fails visibly instead of being delivered late', async () => {
+    const w = mailWorld();
+    const mailer = w.make();
+    const stale = await mailer.accept(request({ requested_at: new Date(w.clock.t - MAX_AGE_MS - 1).toISOString() }));
+    expect(stale).toMatchObject({ status: 'failed', outbox_pending: true });
+    expect(stale.last_error).toMatch(/^send request expired/);
+    const fresh = await mailer.accept(request({ requested_at: new Date(w.clock.t - MAX_AGE_MS).toISOString() }));
+    expect(fresh.status).toBe('queued');
+    await mailer.dispatchDue();
+    expect(w.smtp.delivered.map((m) => m.deliveryId)).toEqual([fresh.delivery_id]);
   });
 });
 

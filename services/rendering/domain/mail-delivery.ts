@@ -115,3 +115,15 @@ export function attemptFailed(record: DeliveryRecord, failure: TransportFailure,
   const next = new Date(now.getTime() + backoffMs(record.attempts, policy)).toISOString();
   return { ...record, status: 'queued', next_attempt_at: next, lease_until: null, last_error: error };
 }
+
+/**
+ * A request that reaches the mail service long after it was made (history replayed by a first start, an
+ * outage of more than `maxAgeMs`) is not delivered late: it fails, visibly, and the user may send again.
+ */
+export function expiredRequest(record: DeliveryRecord, now: Date, maxAgeMs: number): DeliveryRecord | null {
+  const age = now.getTime() - Date.parse(record.requested_at);
+  if (!(age > maxAgeMs)) return null;
+  const at = now.toISOString();
+  const reason = `send request expired: made ${record.requested_at}, more than ${Math.round(maxAgeMs / 60_000)} min before it could be delivered; send again`;
+  return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, last_error: reason }, 'failed', at);
+}

@@ -6,7 +6,7 @@ import { Collection, UniqueViolation, VersionConflict } from '../../shared/store
 import { ownedBy, Tenant, tenantKey } from '../../shared/tenant';
 import type { DeliveryRecord, DeliveryRoute, MailTemplates, MailTransport, PdfSource, TransportFailure } from '../ports/mail';
 import { composeMail } from './mail-compose';
-import { attemptFailed, claim, isDue, newDelivery, routeFor, SendRequest, succeeded } from './mail-delivery';
+import { attemptFailed, claim, expiredRequest, isDue, newDelivery, routeFor, SendRequest, succeeded } from './mail-delivery';
 import { RetryPolicy } from './mail-retry';
 
 export interface MailerDeps {
@@ -22,6 +22,8 @@ export interface MailerDeps {
   retry: RetryPolicy;
   /** How long an attempt holds its delivery (longer than the slowest send; a crash frees it after). */
   leaseMs: number;
+  /** Requests older than this when they arrive are failed, not delivered late (see expiredRequest). */
+  maxRequestAgeMs: number;
   clock: { now(): Date };
   /** Called after an outcome was written (wakes the outbox relay). */
   onOutcome?: () => void;
@@ -38,10 +40,13 @@ export class Mailer {
     const existing = await this.deps.deliveries.findOne({ delivery_id: request.id });
     if (existing) return existing;
     const route = routeFor(request, this.deps.transports.smtp !== undefined);
-    const record = newDelivery(request, { now: this.deps.clock.now(), route, messageIdDomain: this.deps.messageIdDomain });
-    const id = await this.deps.nextId();
+    const now = this.deps.clock.now();
+    const fresh = { ...newDelivery(request, { now, route, messageIdDomain: this.deps.messageIdDomain }), id: await this.deps.nextId(), version: 0 };
+    const record = expiredRequest(fresh, now, this.deps.maxRequestAgeMs) ?? fresh;
     try {
-      return await this.deps.deliveries.insert({ ...record, id });
+      const inserted = await this.deps.deliveries.insert(record);
+      if (inserted.status === 'failed') this.deps.onOutcome?.();
+      return inserted;
     } catch (err) {
       if (!(err instanceof UniqueViolation)) throw err;
       const winner = await this.deps.deliveries.findOne({ delivery_id: request.id });
