@@ -10,6 +10,7 @@ import { RemoteCallError } from '../services/shared/grpc/errors';
 import { checkHealth } from '../services/shared/grpc/server';
 import { Logger } from '../services/shared/logger';
 import { PrincipalCache } from './auth/principals';
+import { SignInThrottle } from './auth/sign-in-throttle';
 import { WorkspaceAccess } from './auth/workspace';
 import { GatewayClients, ServiceAddresses } from './clients';
 import { RequestContext, RouteResult } from './http/context';
@@ -66,6 +67,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upgradeUrl = (accountId: number) => `${upgradeBase}?account_id=${accountId}`;
   const principals = new PrincipalCache(clients.identity, ttl);
   const workspaces = new WorkspaceAccess(clients.identity, ttl, upgradeUrl);
+  const signIns = new SignInThrottle(options.edge.state, options.edge.config.signIn, log);
   const openapi = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
@@ -105,7 +107,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     for (const route of testHooks.routes) router[route.method](route.path, handler(route, { documented: false }));
     app.use('/_test/edge', testHooks.control);
   }
-  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log), router);
+  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals), router);
   // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);
@@ -212,6 +214,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           },
           body: undefined,
           req,
+          signIns,
         };
         if (principal && isAccountScoped(route)) {
           const pending = workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
