@@ -1,20 +1,32 @@
 // The documents outbox: events are stored by the same write as their change and published by the relay
 // (at-least-once, stable ids) — none lost while the bus is down, none for a change that did not commit.
-import { OutboxRelay } from '../../services/documents/adapters/outbox-relay';
+import { documentsOutbox } from '../../services/documents/adapters/outbox-relay';
+import { withEvents } from '../../services/documents/domain/records';
 import { MemoryEventBus } from '../../services/shared/bus/memory';
-import { BusMessage, EventBus, TOPICS } from '../../services/shared/bus/port';
+import { BusMessage, EventBus, MessagesRejected, TOPICS } from '../../services/shared/bus/port';
+import { OutboxRelay } from '../../services/shared/outbox/relay';
 import { fromMessage } from '../../services/shared/events';
 import { createLogger } from '../../services/shared/logger';
 import { Event } from '../../gen/invoicing/events/v1/events';
 import { domain, Domain, errorCode, line, tenant } from './documents.fixtures';
 
-/** A bus whose broker can be "stopped": publish fails while down. */
+/**
+ * A bus whose broker can be "stopped" (publish fails while down), that refuses for good — like Kafka's
+ * MESSAGE_TOO_LARGE — a call over `maxCallBytes`, and any call carrying a `poisoned` event id.
+ */
 class FlakyBus implements EventBus {
   down = false;
   published: BusMessage[] = [];
+  calls: number[] = [];
+  maxCallBytes = Infinity;
+  poisoned = new Set<string>();
   constructor(private readonly inner: EventBus) {}
   async publish(topic: string, messages: BusMessage[]) {
     if (this.down) throw new Error('broker unreachable');
+    const bytes = messages.reduce((n, m) => n + m.value.length + m.key.length, 0);
+    if (bytes > this.maxCallBytes) throw new MessagesRejected('MESSAGE_TOO_LARGE');
+    if (messages.some((m) => this.poisoned.has(fromMessage(m).id))) throw new MessagesRejected('INVALID_RECORD');
+    this.calls.push(bytes);
     this.published.push(...messages);
     await this.inner.publish(topic, messages);
   }
@@ -48,7 +60,7 @@ let relay: OutboxRelay;
 beforeEach(() => {
   d = domain();
   bus = new FlakyBus(new MemoryEventBus());
-  relay = new OutboxRelay(d.ctx.store.documents, bus, log, { intervalMs: 20, batch: 3 });
+  relay = new OutboxRelay([documentsOutbox(d.ctx.store.documents)], bus, log, { intervalMs: 20, batch: 3 });
 });
 afterEach(() => relay.stop());
 
@@ -122,14 +134,16 @@ describe('outbox', () => {
     await d.documents.create(tenant, 'invoice', { purchaser_id: 100 });
     const documents = d.ctx.store.documents;
     const crashing = new OutboxRelay(
-      {
-        ...documents,
-        list: (q) => documents.list(q),
-        get: (id) => documents.get(id),
-        update: async () => {
-          throw new Error('crashed before removing');
-        },
-      } as typeof documents,
+      [
+        documentsOutbox({
+          ...documents,
+          list: (q) => documents.list(q),
+          get: (id) => documents.get(id),
+          update: async () => {
+            throw new Error('crashed before removing');
+          },
+        } as typeof documents),
+      ],
       bus,
       log,
     );
