@@ -158,7 +158,8 @@ export class OutboxRelay {
    * byte bound. An event that alone exceeds the bound can never go out: it is returned to be set aside.
    */
   private select(source: OutboxSource<AnyOutboxRecord>, rows: AnyOutboxRecord[]): { batch: Item[]; tooLarge: Item[] } {
-    const queues = rows.map((record) => ({ record, entries: pendingInOrder(record), next: 0 }));
+    // Ties of occurrence time (a millisecond's clock resolution) go to the older record.
+    const queues = [...rows].sort((a, b) => a.id - b.id).map((record) => ({ record, entries: pendingInOrder(record), next: 0 }));
     const batch: Item[] = [];
     const tooLarge: Item[] = [];
     let bytes = BATCH_OVERHEAD;
