@@ -20,9 +20,9 @@ import { startSystem, System } from '../support/system';
 import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
 
 const DOCUMENTS = 20;
-const PATCHES = 11; // + created + issued + SENDS = 25 changes a document, 500 in all
-const SENDS = 12;
-/** ~10 kB of UTF-8 per send_requested event (the API's longest message): 240 of them are ~2.4 MB. */
+const PATCHES = 17; // + created + issued + SENDS = 25 changes a document, 500 in all
+const SENDS = 6;
+/** ~14 kB of UTF-8 per send_requested event (the API's longest message): 120 of them are ~1.7 MB. */
 const LONG_MESSAGE = `Dobrý den, ${'žluťoučký kůň '.repeat(700)}`.slice(0, 10_000);
 
 let system: System;
@@ -36,7 +36,7 @@ beforeAll(async () => {
   const mongoUrl = isolatedMongoUrl(realEngineEnv().MONGO_URL, `inv_backlog_${randomBytes(6).toString('hex')}`);
   system = await startSystem({
     mode: 'distributed',
-    env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250', RATE_LIMIT_GENERAL: '100000' },
+    env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, RATE_LIMIT_GENERAL: '100000' },
   });
 }, 180_000);
 

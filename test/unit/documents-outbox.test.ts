@@ -4,7 +4,8 @@ import { documentsOutbox } from '../../services/documents/adapters/outbox-relay'
 import { withEvents } from '../../services/documents/domain/records';
 import { MemoryEventBus } from '../../services/shared/bus/memory';
 import { BusMessage, EventBus, MessagesRejected, TOPICS } from '../../services/shared/bus/port';
-import { OutboxRelay } from '../../services/shared/outbox/relay';
+import { outboxRelayOptions } from '../../services/shared/outbox/options';
+import { DEFAULT_MAX_BATCH_BYTES, OutboxRelay } from '../../services/shared/outbox/relay';
 import { fromMessage } from '../../services/shared/events';
 import { createLogger } from '../../services/shared/logger';
 import { Event } from '../../gen/invoicing/events/v1/events';
@@ -288,5 +289,15 @@ describe('outbox relay: backlog', () => {
       ['documents.invoice.created', 0],
       ['documents.invoice.updated', 0],
     ]);
+  });
+});
+
+describe('outbox relay: settings', () => {
+  it('bounds a batch at 512 KiB unless OUTBOX_BATCH_BYTES says otherwise, and refuses a bound no event fits in', () => {
+    expect(DEFAULT_MAX_BATCH_BYTES).toBeLessThan(1024 * 1024); // Kafka's default message.max.bytes, with headroom
+    expect(outboxRelayOptions({})).toEqual({ intervalMs: 1000, maxBatchBytes: 512 * 1024 });
+    expect(outboxRelayOptions({ OUTBOX_BATCH_BYTES: '65536', OUTBOX_INTERVAL_MS: '250' })).toEqual({ intervalMs: 250, maxBatchBytes: 65536 });
+    expect(() => outboxRelayOptions({ OUTBOX_BATCH_BYTES: '1000' })).toThrow('OUTBOX_BATCH_BYTES must be at least 16384');
+    expect(() => outboxRelayOptions({ OUTBOX_BATCH_BYTES: '1MB' })).toThrow('non-negative integer');
   });
 });
