@@ -140,5 +140,5 @@ describe('events after a broker outage with a large backlog', () => {
       await documents.close();
       await identity.close();
     }
-  }, 420_000);
+  }, 600_000);
 });
