@@ -12,7 +12,7 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
         d.sequence_number !== null && d.sequence_year !== null
           ? [`number:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.sequence_year}:${d.sequence_number}`]
           : [],
-      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id']],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id']],
     }),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',

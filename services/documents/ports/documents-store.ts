@@ -1,6 +1,7 @@
 // What the documents domain persists, as typed collections of the shared document-store port.
 // Invoices, credit notes, proformas and quotes share one collection and one id space.
 import type { AddressData } from '../../shared/address';
+import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -58,12 +59,7 @@ export interface BankDetailsData {
 }
 
 /** An event waiting in a document's outbox; the relay publishes it, then removes it by id. */
-export interface OutboxEntry {
-  id: string;
-  type: string;
-  occurred_at: string;
-  payload: EventPayload;
-}
+export type OutboxEntry = SharedOutboxEntry<EventPayload>;
 
 export interface DocumentChangedPayload {
   document_id: number;
@@ -107,7 +103,8 @@ export interface CreditAllocation {
   state: 'reserved' | 'applied';
 }
 
-export interface DocumentRecord extends StoredDoc {
+/** Its outbox fields (`outbox`, `outbox_pending`, `outbox_seq`, …) are the shared outbox's (shared/outbox/entries.ts). */
+export interface DocumentRecord extends StoredDoc, OutboxFields<EventPayload> {
   account_id: number;
   livemode: boolean;
   type: DocType;
@@ -147,9 +144,6 @@ export interface DocumentRecord extends StoredDoc {
   created_at: string;
   updated_at: string;
   deleted: string | null;
-  outbox: OutboxEntry[];
-  /** True while the outbox is not empty (an equality-queryable flag for the relay); null otherwise. */
-  outbox_pending: true | null;
 }
 
 /** A number handed out by a sequence but not yet written on its document (see domain/numbering.ts). */
