@@ -165,7 +165,7 @@ describe('proformas: issued, paid by the customer, then converted (spec §3)', (
 
   it('an issued, unpaid proforma converts to an unpaid invoice', async () => {
     const proforma = await create('proformas');
-    await post(`proformas/${proforma.id}/issue`);
+    expect((await post(`proformas/${proforma.id}/issue`)).status).toBe(200);
     const converted = await post(`proformas/${proforma.id}/convert_to_invoice`);
     expect(converted.body).toMatchObject({ status: 'exposed', paid_on: null, amount_due: proforma.total });
   });
