@@ -5,9 +5,10 @@ import path from 'node:path';
 import { MailServiceService } from '../../gen/invoicing/rendering/v1/rendering';
 import { ConfigError, readEnv } from '../shared/config';
 import { implement } from '../shared/grpc/typed';
+import { outboxRelayOptions } from '../shared/outbox/options';
+import { OutboxRelay } from '../shared/outbox/relay';
 import { CursorCodec } from '../shared/pagination';
-import { DeliveryRelay } from './adapters/delivery-relay';
-import { deliveriesCollection } from './adapters/delivery-store';
+import { deliveriesCollection, deliveriesOutbox } from './adapters/delivery-store';
 import { EmlOutbox } from './adapters/eml-outbox';
 import { MailWorker } from './adapters/mail-worker';
 import { HandlebarsMailTemplates } from './adapters/mail-templates';
@@ -56,7 +57,7 @@ export const mailPart: RenderingPart = {
     const config = readMailConfig();
     const { adapters, log, secrets } = deps;
     const deliveries = deliveriesCollection(adapters.store);
-    const relay = new DeliveryRelay(deliveries, adapters.bus, log);
+    const relay = new OutboxRelay([deliveriesOutbox(deliveries)], adapters.bus, log, outboxRelayOptions());
     const smtp = config.smtpUrl ? new SmtpTransport(config.smtpUrl) : undefined;
     const mailer = new Mailer({
       deliveries,

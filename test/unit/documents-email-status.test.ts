@@ -23,14 +23,14 @@ async function sentInvoice() {
 }
 
 const outcomeEvent = (documentId: number, deliveryId: string, status: 'sent' | 'failed', error = '', who = tenant): Event =>
-  ({
+  Event.fromPartial({
     id: `mail-${deliveryId}-${status}`,
     type: `mail.delivery.${status}`,
     account_id: who.account_id,
     livemode: who.livemode,
     occurred_at: new Date().toISOString(),
     email_delivery_changed: { delivery_id: deliveryId, document_id: documentId, status, error, at: new Date().toISOString() },
-  }) as Event;
+  });
 
 describe('email_status of an invoice', () => {
   it('a send sets queued (no error) and remembers which request it is', async () => {

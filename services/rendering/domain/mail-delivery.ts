@@ -5,7 +5,8 @@
 // Every transition is written with compare-and-set, so two dispatchers never attempt the same delivery
 // at once; a claim carries a lease, so an attempt cut short by a crash is taken up again after it ends.
 import type { Tenant } from '../../shared/tenant';
-import type { DeliveryOutboxEntry, DeliveryRecord, DeliveryRoute, TransportFailure } from '../ports/mail';
+import { appendToOutbox } from '../../shared/outbox/entries';
+import type { DeliveryRecord, DeliveryRoute, TransportFailure } from '../ports/mail';
 import { backoffMs, classifyFailure, describeFailure, RetryPolicy } from './mail-retry';
 
 export interface SendRequest {
@@ -89,13 +90,16 @@ export function claim(record: DeliveryRecord, now: Date, leaseMs: number): Deliv
  * (outbox): it exists iff the outcome was recorded. Its id is derived, so a repeated write is one event.
  */
 function withOutcomeEvent(record: DeliveryRecord, status: 'sent' | 'failed', at: string): DeliveryRecord {
-  const entry: DeliveryOutboxEntry = {
-    id: `mail-${record.delivery_id}-${status}`,
-    type: `mail.delivery.${status}`,
-    occurred_at: at,
-    payload: { email_delivery_changed: { delivery_id: record.delivery_id, document_id: record.document_id, status, error: record.last_error ?? '', at } },
-  };
-  return { ...record, outbox: [...record.outbox.filter((e) => e.id !== entry.id), entry], outbox_pending: true };
+  const id = `mail-${record.delivery_id}-${status}`;
+  if ((record.outbox ?? []).some((e) => e.id === id)) return record;
+  return appendToOutbox(record, [
+    {
+      id,
+      type: `mail.delivery.${status}`,
+      occurred_at: at,
+      payload: { email_delivery_changed: { delivery_id: record.delivery_id, document_id: record.document_id, status, error: record.last_error ?? '', at } },
+    },
+  ]);
 }
 
 export function succeeded(record: DeliveryRecord, now: Date): DeliveryRecord {

@@ -2,14 +2,18 @@
 // message leaves (SMTP or the local .eml outbox), where the PDF comes from, and the localised templates
 // that fill in a subject or body the send request left empty.
 import type { Tenant } from '../../shared/tenant';
+import type { OutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type DeliveryStatus = 'queued' | 'sent' | 'failed';
 /** smtp: to the real recipients (SMTP_URL); outbox: an .eml file under DATA_DIR/outbox, nobody receives it. */
 export type DeliveryRoute = 'smtp' | 'outbox';
 
-/** One e-mail of one send request (documents.invoice.send_requested), keyed by the event id. */
-export interface DeliveryRecord extends StoredDoc {
+/**
+ * One e-mail of one send request (documents.invoice.send_requested), keyed by the event id. Its outbox
+ * (shared/outbox) carries the outcome event to the documents service, written with the outcome itself.
+ */
+export interface DeliveryRecord extends StoredDoc, OutboxFields<DeliveryOutboxPayload> {
   /** The send_requested event id: unique, so a redelivered event never makes a second delivery. */
   delivery_id: string;
   account_id: number;
@@ -38,10 +42,6 @@ export interface DeliveryRecord extends StoredDoc {
   queued_at: string;
   sent_at: string | null;
   failed_at: string | null;
-  /** The outcome event (mail.delivery.sent|failed) waiting for the outbox relay; see domain/mail-delivery.ts. */
-  outbox: DeliveryOutboxEntry[];
-  /** True while the outbox is not empty (an equality-queryable flag for the relay); null otherwise. */
-  outbox_pending: true | null;
 }
 
 export interface EmailDeliveryChangedPayload {
@@ -52,12 +52,9 @@ export interface EmailDeliveryChangedPayload {
   at: string;
 }
 
-export interface DeliveryOutboxEntry {
-  id: string;
-  type: string;
-  occurred_at: string;
-  payload: { email_delivery_changed: EmailDeliveryChangedPayload };
-}
+/** The outcome event (mail.delivery.sent|failed) in a delivery's outbox (services/shared/outbox). */
+export type DeliveryOutboxEntry = OutboxEntry<DeliveryOutboxPayload>;
+export type DeliveryOutboxPayload = { email_delivery_changed: EmailDeliveryChangedPayload };
 
 export interface MailAttachment {
   filename: string;

@@ -3,7 +3,19 @@
 // A namespace (KAFKA_TOPIC_PREFIX) prefixes every topic and consumer group, so several deployments — or
 // test systems — can share one cluster without reading each other's events.
 import { Kafka, logLevel, Producer } from 'kafkajs';
-import { BusMessage, EventBus, Handler, SubscribeOptions, Subscription } from './port';
+import { BusMessage, EventBus, Handler, MessagesRejected, SubscribeOptions, Subscription } from './port';
+
+/** Broker error types that refuse the records themselves: retrying the same records cannot succeed. */
+const REJECTIONS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD']);
+
+/** The broker's refusal of the records, if that is what the error (or one it wraps) is. */
+function rejection(err: unknown): string | undefined {
+  for (let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (typeof e.type === 'string' && REJECTIONS.has(e.type)) return e.type;
+    e = (e.cause ?? e.originalError) as typeof e;
+  }
+  return undefined;
+}
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -44,11 +56,19 @@ export class KafkaEventBus implements EventBus {
     const topic = this.namespace + logicalTopic;
     await this.ensureTopic(topic);
     const producer = await this.getProducer();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value) })),
-    });
+    try {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value) })),
+      });
+    } catch (err) {
+      // kafkajs neither splits a batch that is over the broker's message.max.bytes nor tells which record
+      // was refused: the caller (the outbox relay) bounds its batches and narrows a rejection down.
+      const refused = rejection(err);
+      if (refused) throw new MessagesRejected(refused);
+      throw err;
+    }
   }
 
   /**
