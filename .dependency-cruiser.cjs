@@ -1,6 +1,6 @@
 // Import rules of the hexagonal layout, enforced by `npm run lint:deps`.
 const SERVICES = '(identity|contacts|documents|rendering|expenses)';
-const DRIVERS = '^node_modules/(@grpc|express|mongoose|mongodb|kafkajs|ioredis|better-sqlite3|minio|pino|jose|handlebars|playwright-core)';
+const DRIVERS = '^node_modules/(@grpc|express|mongoose|mongodb|kafkajs|ioredis|better-sqlite3|minio|pino|jose|handlebars|playwright-core|nodemailer|mailparser)';
 
 module.exports = {
   forbidden: [
