@@ -1,5 +1,5 @@
 import { DocumentStore } from '../../shared/store/port';
-import { DocumentRecord, DocumentsStore, SequenceRecord, SettingsRecord } from '../ports/documents-store';
+import { DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
 
 const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
 
@@ -7,12 +7,15 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
   return {
     documents: store.collection<DocumentRecord>({
       name: 'documents',
-      // The last guard of gapless numbering: one document per (type, year, counter).
-      uniqueKeys: (d) =>
-        d.sequence_number !== null && d.sequence_year !== null
+      // The last guards of numbering: one document per (type, year, counter), and per number text
+      // (two number formats can print the same text).
+      uniqueKeys: (d) => [
+        ...(d.sequence_number !== null && d.sequence_year !== null
           ? [`number:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.sequence_year}:${d.sequence_number}`]
-          : [],
-      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id']],
+          : []),
+        ...(d.number !== null ? [`${NUMBER_TEXT_KEY}${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
+      ],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id']],
     }),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',

@@ -1,5 +1,6 @@
 // Rules over a stored document: statuses, what locks its fiscal content, derived amounts, and the
 // outbox events that travel with every write of it.
+import { appendToOutbox } from '../../shared/outbox/entries';
 import { Clock, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
 import { Decimal, formatMoney, sum } from './money';
@@ -10,10 +11,15 @@ export const INITIAL_STATUS: Record<DocType, string> = { invoice: 'draft', credi
 export const ISSUED_TYPES: DocType[] = ['invoice', 'credit_note'];
 
 /**
- * Fiscal content: frozen once a document is issued (invoice, credit note), converted (proforma) or
- * accepted (quote). Changing it then is refused (422 document_locked); sending the same value is fine.
+ * What a binding document prints: frozen once it is issued (invoice, credit note, proforma), converted
+ * (proforma) or accepted (quote). Changing any of it then is refused (422 document_locked); sending the
+ * same value is fine. The snapshots derived from them (purchaser, bank_account, supplier) are frozen with
+ * them. Only `pdf_language` (the language it is rendered in) and `paid_on` (payment state) stay editable.
  */
-export const FISCAL_FIELDS = ['purchaser_id', 'issue_date', 'delivery_date', 'currency', 'exchange_rate', 'line_items', 'invoice_id'] as const;
+export const PRINTED_FIELDS = [
+  'purchaser_id', 'issue_date', 'delivery_date', 'due_date', 'currency', 'exchange_rate', 'line_items', 'invoice_id', 'variable_symbol',
+  'bank_account_id', 'note',
+] as const;
 
 export function isLocked(doc: DocumentRecord): boolean {
   switch (doc.type) {
@@ -21,11 +27,14 @@ export function isLocked(doc: DocumentRecord): boolean {
     case 'credit_note':
       return doc.status !== 'draft';
     case 'proforma':
-      return doc.status === 'converted';
+      // A conversion in flight locks it too: the invoice is being written from this content.
+      return doc.status !== 'open' || doc.conversion !== null;
     case 'quote':
       return doc.status === 'accepted';
   }
 }
+
+export const revisionOf = (doc: DocumentRecord): number => doc.revision ?? 0;
 
 /** A draft that may still receive a number. Monotonic: once false for a document, never true again. */
 export function issuable(doc: DocumentRecord): boolean {
@@ -38,7 +47,7 @@ export function creditedAmount(doc: DocumentRecord): Decimal {
 
 /**
  * What the purchaser still owes: an invoice's total less applied credit notes (0 once paid); a proforma's
- * total; credit notes and quotes are not payment obligations (0).
+ * total until it is paid or converted; credit notes and quotes are not payment obligations (0).
  */
 export function amountDue(doc: DocumentRecord): string {
   switch (doc.type) {
@@ -48,6 +57,8 @@ export function amountDue(doc: DocumentRecord): string {
       return formatMoney(Decimal.max(due, 0), doc.currency);
     }
     case 'proforma':
+      // Paid, or converted (the invoice carries the debt from then on): nothing due on the proforma.
+      if (doc.status === 'paid' || doc.status === 'converted') return formatMoney(new Decimal(0), doc.currency);
       return doc.totals.total;
     default:
       return formatMoney(new Decimal(0), doc.currency);
@@ -64,11 +75,11 @@ export function creditCapacity(invoice: DocumentRecord, exceptCreditNote: number
 export class EventFactory {
   constructor(private readonly ids: IdSource, private readonly clock: Clock) {}
 
-  private entry(doc: DocumentRecord, action: string, payload: EventPayload): OutboxEntry {
+  private entry(doc: DocumentRecord, action: string, payload: EventPayload): Omit<OutboxEntry, 'seq'> {
     return { id: this.ids.eventId(), type: `documents.${doc.type}.${action}`, occurred_at: this.clock.now().toISOString(), payload };
   }
 
-  changed(doc: DocumentRecord, action: string, changedFields: string[] = []): OutboxEntry {
+  changed(doc: DocumentRecord, action: string, changedFields: string[] = []): Omit<OutboxEntry, 'seq'> {
     return this.entry(doc, action, {
       document_changed: {
         document_id: doc.id,
@@ -83,23 +94,25 @@ export class EventFactory {
     });
   }
 
-  converted(source: DocumentRecord, target: DocumentRecord): OutboxEntry {
+  converted(source: DocumentRecord, target: DocumentRecord): Omit<OutboxEntry, 'seq'> {
     return this.entry(source, 'converted', {
       document_converted: { source_id: source.id, source_type: source.type, target_id: target.id, target_type: target.type },
     });
   }
 
-  sendRequested(doc: DocumentRecord, mail: { to: string[]; cc: string[]; bcc: string[]; subject: string; message: string; locale: string }, at: string): OutboxEntry {
+  sendRequested(doc: DocumentRecord, mail: { to: string[]; cc: string[]; bcc: string[]; subject: string; message: string; locale: string }, at: string): Omit<OutboxEntry, 'seq'> {
     return this.entry(doc, 'send_requested', {
       invoice_send_requested: { document_id: doc.id, number: doc.number ?? '', ...mail, requested_at: at },
     });
   }
 }
 
-/** Appends events to the document's outbox: they are stored by the same write as the change. */
-export function withEvents(doc: DocumentRecord, ...entries: OutboxEntry[]): DocumentRecord {
-  const outbox = [...doc.outbox, ...entries];
-  return { ...doc, outbox, outbox_pending: outbox.length > 0 ? true : null };
+/**
+ * Appends events to the document's outbox: they are stored by the same write as the change, numbered after
+ * the document's previous events (the order they are published in).
+ */
+export function withEvents(doc: DocumentRecord, ...entries: Array<Omit<OutboxEntry, 'seq'>>): DocumentRecord {
+  return appendToOutbox(doc, entries);
 }
 
 /** The issue transition: pure, so whoever completes a reserved number (even another process) writes the same. */
@@ -117,6 +130,7 @@ export function applyIssue(doc: DocumentRecord, pending: PendingNumber, at: stri
     variable_symbol: doc.variable_symbol ?? (doc.type === 'invoice' && digits.length > 0 && digits.length <= 10 ? digits : null),
     issued_at: at,
     updated_at: at,
+    revision: revisionOf(doc) + 1,
   };
   return withEvents(next, events.changed(next, 'issued'));
 }

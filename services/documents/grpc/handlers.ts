@@ -32,6 +32,7 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
     },
     issueDocument: async (req) => ({ document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id)) }),
     markInvoicePaid: async (req) => ({ document: toDocumentMessage(await lifecycle.markPaid(requireTenant(req.tenant), req.id)) }),
+    markProformaPaid: async (req) => ({ document: toDocumentMessage(await lifecycle.markProformaPaid(requireTenant(req.tenant), req.id)) }),
     sendInvoice: async (req) => ({
       document: toDocumentMessage(
         await lifecycle.send(requireTenant(req.tenant), req.id, {

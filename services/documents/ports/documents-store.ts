@@ -1,6 +1,7 @@
 // What the documents domain persists, as typed collections of the shared document-store port.
 // Invoices, credit notes, proformas and quotes share one collection and one id space.
 import type { AddressData } from '../../shared/address';
+import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -58,12 +59,7 @@ export interface BankDetailsData {
 }
 
 /** An event waiting in a document's outbox; the relay publishes it, then removes it by id. */
-export interface OutboxEntry {
-  id: string;
-  type: string;
-  occurred_at: string;
-  payload: EventPayload;
-}
+export type OutboxEntry = SharedOutboxEntry<EventPayload>;
 
 export interface DocumentChangedPayload {
   document_id: number;
@@ -107,7 +103,15 @@ export interface CreditAllocation {
   state: 'reserved' | 'applied';
 }
 
-export interface DocumentRecord extends StoredDoc {
+/** Its outbox fields (`outbox`, `outbox_pending`, `outbox_seq`, …) are the shared outbox's (shared/outbox/entries.ts). */
+export interface DocumentRecord extends StoredDoc, OutboxFields<EventPayload> {
+  /**
+   * Content revision: bumped by every write of the document except the outbox relay's bookkeeping
+   * (which bumps `version` only). Monotonic, so "still at revision r" once false is false for ever:
+   * a number reserved for revision r is written only on revision r (see domain/numbering.ts).
+   * Absent on records written before it existed (read as 0).
+   */
+  revision?: number;
   account_id: number;
   livemode: boolean;
   type: DocType;
@@ -147,9 +151,6 @@ export interface DocumentRecord extends StoredDoc {
   created_at: string;
   updated_at: string;
   deleted: string | null;
-  outbox: OutboxEntry[];
-  /** True while the outbox is not empty (an equality-queryable flag for the relay); null otherwise. */
-  outbox_pending: true | null;
 }
 
 /** A number handed out by a sequence but not yet written on its document (see domain/numbering.ts). */
@@ -158,6 +159,11 @@ export interface PendingNumber {
   year: number;
   number: number;
   formatted: string;
+  /**
+   * The document's revision whose checks the issuer passed (lines, year, credit reservation): the
+   * number is written only on that revision, else given back. Absent on numbers reserved before it existed.
+   */
+  revision?: number;
   /** When it was reserved (RFC 3339): after a grace period anyone settles it for a silent owner. */
   reserved_at: string;
   /** Snapshots taken by the issuer, applied with the number so a roll-forward needs no remote call. */
@@ -182,6 +188,9 @@ export interface SettingsRecord extends StoredDoc {
   locale: string;
   updated_at: string;
 }
+
+/** Prefix of the unique key on a document's number text (per workspace, mode, type): a taken text is refused. */
+export const NUMBER_TEXT_KEY = 'number_text:';
 
 export interface DocumentsStore {
   documents: Collection<DocumentRecord>;
