@@ -101,7 +101,7 @@ function load(config: LoadConfig): Promise<LoadResult> {
 /** Memory of a process and all its descendants (Chromium's processes), in MB: the sum of their PSS
  * (proportional set size: shared pages split between the processes sharing them — summing RSS would
  * count Chromium's shared libraries once per process), RSS where PSS is unreadable. */
-function treeRssMb(pid: number): number {
+function treeRssMb(pid: number, { descendantsOnly = false } = {}): number {
   const kids = (p: number): number[] => {
     try {
       return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
@@ -122,7 +122,7 @@ function treeRssMb(pid: number): number {
   };
   const all = [pid];
   for (let i = 0; i < all.length; i++) all.push(...kids(all[i]));
-  return all.reduce((sum, p) => sum + rss(p), 0);
+  return (descendantsOnly ? all.slice(1) : all).reduce((sum, p) => sum + rss(p), 0);
 }
 
 const median = (values: number[]) => {
@@ -234,6 +234,7 @@ async function main(): Promise<void> {
     return { rps: median(mine.map((r) => r.rps)), p50Ms: median(mine.map((r) => r.p50Ms)), p99Ms: median(mine.map((r) => r.p99Ms)) };
   };
   const embeddedRssMb = treeRssMb(sys.proc.pid);
+  const chromiumMb = treeRssMb(sys.proc.pid, { descendantsOnly: true });
   naive.child.kill('SIGTERM');
   sys.proc.child.kill('SIGTERM');
   await sleep(500);
@@ -258,7 +259,6 @@ async function main(): Promise<void> {
     }),
   );
   const pagesPerS = latencies.length / RENDER_S;
-  const poolRssMb = treeRssMb(process.pid);
   await pool.close();
 
   const report = {
@@ -271,7 +271,7 @@ async function main(): Promise<void> {
     ratios: { 'cached PDF × naive': ratio('cached PDF', 'naive PDF'), '304 × naive 304': ratio('304', 'naive 304') },
     first_download_after_issue: { served_from_storage: fromStorage, pre_rendered_ms: preRenderedMs, download_ms: firstMs },
     render: { pool_size: POOL_SIZE, pages_per_s: pagesPerS, p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), renders: latencies.length },
-    memory_mb: { embedded_process_with_chromium: embeddedRssMb, bench_process_with_chromium_pool: poolRssMb },
+    memory_mb: { embedded_process_with_chromium: embeddedRssMb, chromium: chromiumMb },
     notes,
   };
   const targets = [
@@ -279,7 +279,9 @@ async function main(): Promise<void> {
     ['304 ≥ 0.8 × naive chain', report.ratios['304 × naive 304'] >= 0.8, report.ratios['304 × naive 304'].toFixed(2)],
     ['warm render ≥ 15 pages/s (pool 2)', pagesPerS >= 15, pagesPerS.toFixed(1)],
     ['first download after issue served from storage', fromStorage, fromStorage ? 'yes' : 'no'],
-    ['embedded process + Chromium resident memory (PSS) ≤ 600 MB', embeddedRssMb <= 600, embeddedRssMb.toFixed(0)],
+    // The rendering service alone is not separable in embedded mode: the whole process (every service,
+    // the gateway) with Chromium is an upper bound of it.
+    ['rendering service + Chromium memory ≤ 600 MB (upper bound: the whole embedded process, PSS)', embeddedRssMb <= 600, embeddedRssMb.toFixed(0)],
   ] as const;
   const md = [
     `# PDF benchmark (${report.date})`,
@@ -296,7 +298,7 @@ async function main(): Promise<void> {
     '',
     `Warm render: ${pagesPerS.toFixed(1)} pages/s with a pool of ${POOL_SIZE}; render p50 ${report.render.p50_ms.toFixed(0)} ms, p99 ${report.render.p99_ms.toFixed(0)} ms (${latencies.length} renders).`,
     `First download after issue: pre-rendered ${fromStorage ? `${preRenderedMs.toFixed(0)} ms after the issue call` : 'no'}, download ${firstMs.toFixed(0)} ms.`,
-    `Resident memory: embedded process (every service) with Chromium ${embeddedRssMb.toFixed(0)} MB; the bench process with a Chromium pool ${poolRssMb.toFixed(0)} MB.`,
+    `Memory (PSS): the embedded process (every service and the gateway) with Chromium ${embeddedRssMb.toFixed(0)} MB, of which Chromium's processes ${chromiumMb.toFixed(0)} MB.`,
     ...(notes.length ? ['', ...notes.map((n) => `- ${n}`)] : []),
     '',
   ].join('\n');
