@@ -247,9 +247,31 @@ describe('GET credit_notes, proformas and quotes /<id>/pdf (extension)', () => {
   });
 });
 
-describe('PDF when Chromium is unavailable', () => {
+describe('PDF when the renderer is overloaded or unavailable', () => {
   let broken: System | undefined;
-  afterAll(() => broken?.stop());
+  let busy: System | undefined;
+  afterAll(async () => {
+    await broken?.stop();
+    await busy?.stop();
+  });
+
+  it('a full render queue answers 503 renderer_overloaded with Retry-After at once, never 500', async () => {
+    busy = await startSystem({ env: { RENDER_POOL_SIZE: '1', RENDER_QUEUE_MAX: '0' } });
+    const own = await docsWorkspace(busy);
+    const drafts = await Promise.all(
+      Array.from({ length: 4 }, async (_, i) => (await own.api.post(`${own.base}/invoices`, { purchaser_id: own.purchaser, line_items: [{ name: `A${i}`, unit_price: '10' }] })).body),
+    );
+    await own.api.get(`${own.base}/invoices/${drafts[0].id}/pdf`); // Chromium warm
+    const answers = await Promise.all(drafts.slice(1).map((d) => own.api.get(`${own.base}/invoices/${d.id}/pdf`)));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect(statuses).toContain(503);
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    for (const refused of answers.filter((a) => a.status === 503)) {
+      expect(refused.body.error.code).toBe('renderer_overloaded');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+  });
 
   it('the system starts and a PDF request answers 503 renderer_unavailable with Retry-After', async () => {
     broken = await startSystem({ env: { CHROMIUM_PATH: '/nonexistent/chromium' } });

@@ -110,7 +110,9 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
           const headerEnd = pending.indexOf(CRLFCRLF);
           if (headerEnd < 0) return;
           const head = pending.toString('latin1', 0, headerEnd);
-          const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+          // 204 and 304 never have a body (nor, from node:http, a Content-Length).
+          const bodiless = / (204|304) /.test(head.slice(8, 13));
+          const length = bodiless ? ['', '0'] : /\r\ncontent-length:\s*(\d+)/i.exec(head);
           if (!length) throw new Error(`response without Content-Length:\n${head}`);
           const total = headerEnd + 4 + Number(length[1]);
           if (pending.length < total) return;

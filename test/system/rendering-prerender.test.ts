@@ -1,8 +1,9 @@
 // Pre-rendering (docs/rendering.md): an `issued` event (and an invoice's `paid`) renders the PDF into
 // storage, so the first download is served from it; other events render nothing.
+import { Event } from '../../gen/invoicing/events/v1/events';
 import { MemoryEventBus } from '../../services/shared/bus/memory';
 import { TOPICS } from '../../services/shared/bus/port';
-import { publishEvents } from '../../services/shared/events';
+import { toMessage } from '../../services/shared/events';
 import { createLogger } from '../../services/shared/logger';
 import { subscribePrerender } from '../../services/rendering/adapters/prerender-consumer';
 import { Pdfs } from '../../services/rendering/domain/pdfs';
@@ -28,7 +29,12 @@ function setup() {
   return { bus, pdfs, stored, renders: () => renders };
 }
 
-const changed = (type: string, documentId: number) => ({
+const publish = (bus: MemoryEventBus, events: Event[]) => bus.publish(TOPICS.documents, events.map(toMessage));
+
+const changed = (type: string, documentId: number): Event => ({
+  id: `${type}-${documentId}`,
+  sequence: documentId,
+  occurred_at: new Date().toISOString(),
   type,
   account_id: 5,
   livemode: true,
@@ -39,7 +45,7 @@ describe('pre-rendering on issue', () => {
   it('an issued invoice or credit note is rendered into storage; the first download is served from it', async () => {
     const { bus, pdfs, stored, renders } = setup();
     const subscription = await subscribePrerender(bus, pdfs, createLogger('test'));
-    await publishEvents(bus, TOPICS.documents, [changed('documents.invoice.issued', 11), changed('documents.credit_note.issued', 12)]);
+    await publish(bus, [changed('documents.invoice.issued', 11), changed('documents.credit_note.issued', 12)]);
     await eventually(async () => expect(stored.size).toBe(2));
     const first = await pdfs.pdf({ account_id: 5, livemode: true }, 'invoice', 11);
     expect(first.source).toBe('store');
@@ -50,7 +56,7 @@ describe('pre-rendering on issue', () => {
   it('other events (created, updated, quotes) render nothing', async () => {
     const { bus, pdfs, stored } = setup();
     const subscription = await subscribePrerender(bus, pdfs, createLogger('test'));
-    await publishEvents(bus, TOPICS.documents, [changed('documents.invoice.created', 1), changed('documents.invoice.updated', 1), changed('documents.quote.accepted', 2), changed('documents.invoice.issued', 3)]);
+    await publish(bus, [changed('documents.invoice.created', 1), changed('documents.invoice.updated', 1), changed('documents.quote.accepted', 2), changed('documents.invoice.issued', 3)]);
     await eventually(async () => expect(stored.size).toBe(1));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(stored.size).toBe(1);

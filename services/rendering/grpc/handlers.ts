@@ -20,6 +20,8 @@ export function renderingHandlers(pdfs: Pdfs): AsyncHandlers<typeof RenderingSer
     renderDocumentPdf: async (req) => {
       const kind = KIND_OF_TYPE[req.document_type];
       if (!kind) throw fail.invalid('invalid_document_type', 'unknown document type', 'document_type');
+      // Ids are positive; anything else names no document.
+      if (!Number.isSafeInteger(req.document_id) || req.document_id <= 0) throw fail.notFound(kind.replace('_', ' '));
       const result = await pdfs.pdf(requireTenant(req.tenant), kind, req.document_id, req.if_none_match);
       return {
         pdf: result.pdf ?? Buffer.alloc(0),
