@@ -2,7 +2,7 @@
 import { BankingServiceService, ContactsServiceService } from '../gen/invoicing/contacts/v1/contacts';
 import { DocumentsServiceService } from '../gen/invoicing/documents/v1/documents';
 import { IdentityAdminServiceService, IdentityServiceService } from '../gen/invoicing/identity/v1/identity';
-import { AsyncClient, connect } from '../services/shared/grpc/typed';
+import { AsyncClient, CallOptions, connect } from '../services/shared/grpc/typed';
 
 export interface ServiceAddresses {
   identity: string;
@@ -29,6 +29,25 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
     banking,
     documents,
     close: () => [identity, contacts, banking, documents].forEach((c) => c.close()),
+  };
+}
+
+/** Every call's options extended with `extra` (the idempotency token of a keyed POST). */
+export function withCallOptions(clients: GatewayClients, extra: Pick<CallOptions, 'idempotency'>): GatewayClients {
+  const bind = <C extends object>(client: C): C =>
+    new Proxy(client, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function' || name === 'close') return value;
+        return (request: unknown, call: CallOptions = {}) => value.call(target, request, { ...call, ...extra });
+      },
+    });
+  return {
+    identity: bind(clients.identity),
+    contacts: bind(clients.contacts),
+    banking: bind(clients.banking),
+    documents: bind(clients.documents),
+    close: () => clients.close(),
   };
 }
 

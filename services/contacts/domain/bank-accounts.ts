@@ -1,6 +1,7 @@
 // Bank accounts and cash registers: one model, account_type bank|cash (spec §2, §4). The API creates
 // bank accounts only; cash registers come from the admin CLI. Deleted records stay readable by id.
 import { fail } from '../../shared/errors';
+import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
 import { mutate, UniqueViolation } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
@@ -55,7 +56,7 @@ function applyInput(record: BankAccountRecord, input: BankAccountInput): BankAcc
 function uniqueness(err: unknown): never {
   if (err instanceof UniqueViolation) {
     if (err.key.startsWith('iban:')) throw fail.invalid('iban_taken', 'this workspace already has a bank account with this IBAN', 'iban');
-    throw fail.invalid('name_taken', 'this workspace already has a cash register with this name', 'name');
+    if (err.key.startsWith('cash:')) throw fail.invalid('name_taken', 'this workspace already has a cash register with this name', 'name');
   }
   throw err;
 }
@@ -63,7 +64,7 @@ function uniqueness(err: unknown): never {
 export class BankAccounts {
   constructor(private readonly store: ContactsStore) {}
 
-  private async insert(tenant: Tenant, type: 'bank' | 'cash', input: BankAccountInput): Promise<BankAccountRecord> {
+  private async insert(tenant: Tenant, type: 'bank' | 'cash', input: BankAccountInput, token?: IdempotencyToken): Promise<BankAccountRecord> {
     const at = now();
     const blank: BankAccountRecord = {
       id: await this.store.nextId('bank_account'),
@@ -79,20 +80,26 @@ export class BankAccounts {
       deleted: null,
       created_at: at,
       updated_at: at,
+      ...createdUnder(token),
     };
     const { version: _version, ...record } = applyInput(blank, input);
     return this.store.bankAccounts.insert(record).catch(uniqueness);
   }
 
   /** `cap` is the plan's bank_accounts cap: the number of records (both types, deleted excluded) allowed. */
-  async createBankAccount(tenant: Tenant, input: BankAccountInput, cap: number | undefined): Promise<BankAccountRecord> {
+  /** Under an Idempotency-Key, a retry answers the account the first attempt created (the cap is not counted again). */
+  createBankAccount(tenant: Tenant, input: BankAccountInput, cap: number | undefined, token?: IdempotencyToken): Promise<BankAccountRecord> {
+    return createOnce(this.store.bankAccounts, tenant, token, () => this.createNew(tenant, input, cap, token));
+  }
+
+  private async createNew(tenant: Tenant, input: BankAccountInput, cap: number | undefined, token?: IdempotencyToken): Promise<BankAccountRecord> {
     if (cap !== undefined) {
       const count = await this.store.bankAccounts.count({ ...tenantWhere(tenant), deleted: null });
       if (count >= cap) {
         throw fail.planLimit('plan_limit_reached', `this plan allows ${cap} bank accounts; upgrade for more`, { feature: 'bank_accounts', cap: String(cap) });
       }
     }
-    return this.insert(tenant, 'bank', input);
+    return this.insert(tenant, 'bank', input, token);
   }
 
   createCashRegister(tenant: Tenant, name: string, currency?: string): Promise<BankAccountRecord> {

@@ -1,5 +1,6 @@
 // What the contacts domain persists. Every record belongs to one tenant (account_id + livemode).
 import type { AddressData } from '../../shared/address';
+import type { CreatedUnderKey } from '../../shared/idempotency';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -24,7 +25,8 @@ export interface LegalEntityRecord extends TenantOwned {
   postal_address: AddressData | null;
 }
 
-export interface ContactRecord extends TenantOwned {
+/** Created under an Idempotency-Key: the key is kept on the record (a retry answers it). */
+export interface ContactRecord extends TenantOwned, CreatedUnderKey {
   name: string;
   invoice_account_id: number;
   suspended: boolean;
@@ -35,7 +37,7 @@ export interface ContactRecord extends TenantOwned {
 
 export type BankAccountType = 'bank' | 'cash';
 
-export interface BankAccountRecord extends TenantOwned {
+export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
   account_type: BankAccountType;
   name: string;
   iban: string | null;
