@@ -1,5 +1,6 @@
 // Document CRUD (spec §4): list, create, read, partial update and soft delete, per type.
 import { fail } from '../../shared/errors';
+import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
 import { Tenant } from '../../shared/tenant';
 import { DocType, DocumentRecord } from '../ports/documents-store';
 import { ComposedFields, compose } from './compose';
@@ -35,20 +36,25 @@ export class Documents {
     return this.ctx.view(doc);
   }
 
-  async create(tenant: Tenant, type: DocType, input: DocumentInput): Promise<DocumentView> {
+  /** Under an Idempotency-Key, a retry answers the document the first attempt created. */
+  async create(tenant: Tenant, type: DocType, input: DocumentInput, token?: IdempotencyToken): Promise<DocumentView> {
+    return this.ctx.view(await createOnce(this.ctx.store.documents, tenant, token, () => this.createNew(tenant, type, input, token)));
+  }
+
+  private async createNew(tenant: Tenant, type: DocType, input: DocumentInput, token: IdempotencyToken | undefined): Promise<DocumentRecord> {
     const supplier = await this.ctx.directory.supplier(tenant.account_id);
     const settings = await this.ctx.settings.resolve(tenant.account_id, supplier);
     const fields = await compose(this.ctx, tenant, type, null, input, settings);
     const id = await this.ctx.store.nextId('documents.document');
     const at = this.ctx.now();
-    const record = newRecord(tenant, type, id, fields, supplier, at);
+    const record: DocumentRecord = { ...newRecord(tenant, type, id, fields, supplier, at), ...createdUnder(token) };
     // Proformas and quotes are not tax documents: numbered at creation from a plain counter per year.
     if (type === 'proforma' || type === 'quote') {
       const year = Number(fields.issue_date.slice(0, 4));
       const counter = await this.ctx.store.nextId(`documents.number.${tenant.account_id}.${tenant.livemode ? 'live' : 'test'}.${type}.${year}`);
       record.number = formatNumber(settings.number_format, year, counter);
     }
-    return this.ctx.view(await this.ctx.insert(withEvents(record, this.ctx.events.changed(record, 'created'))));
+    return this.ctx.insert(withEvents(record, this.ctx.events.changed(record, 'created')));
   }
 
   async update(tenant: Tenant, type: DocType, id: number, input: DocumentInput): Promise<DocumentView> {

@@ -1,5 +1,6 @@
 // Workflow actions (spec §3): issue, mark_paid, send, convert_to_invoice, accept, quote conversion.
 import { fail } from '../../shared/errors';
+import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { DuplicateId, VersionConflict } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
 import { DocType, DocumentRecord } from '../ports/documents-store';
@@ -17,19 +18,22 @@ export class Lifecycle {
 
   // ---- issue (invoices, credit notes) --------------------------------------------------------
 
-  async issue(tenant: Tenant, type: DocType, id: number): Promise<DocumentView> {
+  /** Under an Idempotency-Key (recorded with the number), a retry answers the issued document, not not_draft. */
+  async issue(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     const doc = await this.ctx.load(tenant, type, id);
+    if (appliedUnder(doc, token)) return this.ctx.view(doc);
     if (!issuable(doc)) throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued; this one is ${doc.status}`);
-    const issued = await this.issueRecord(tenant, doc);
+    const issued = await this.issueRecord(tenant, doc, token);
     if (!issued) {
-      await this.ctx.load(tenant, type, id); // 404 when it was deleted meanwhile
+      const now = await this.ctx.load(tenant, type, id); // 404 when it was deleted meanwhile
+      if (appliedUnder(now, token)) return this.ctx.view(now); // a concurrent attempt under the same key issued it
       throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued`);
     }
     return this.ctx.view(issued);
   }
 
   /** Issues a draft (numbering, snapshots, credit allocation); null when it stopped being a draft. */
-  private async issueRecord(tenant: Tenant, doc: DocumentRecord): Promise<DocumentRecord | null> {
+  private async issueRecord(tenant: Tenant, doc: DocumentRecord, token?: IdempotencyToken): Promise<DocumentRecord | null> {
     if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
     const supplier = await this.ctx.directory.supplier(tenant.account_id);
     const purchaser = (doc.purchaser_id ? await this.ctx.directory.purchaser(tenant, doc.purchaser_id) : null) ?? doc.purchaser;
@@ -38,7 +42,7 @@ export class Lifecycle {
     if (credits) await this.reserveCredit(tenant, doc, credits);
     let issued: DocumentRecord | null = null;
     try {
-      issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser });
+      issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser, idempotency: token });
     } finally {
       if (credits) await this.settleCredit(credits, doc.id, issued !== null);
     }
@@ -108,23 +112,25 @@ export class Lifecycle {
   // ---- invoices -------------------------------------------------------------------------------
 
   /** exposed → paid (paid_on today when blank); paid → unchanged; draft → 422 (issue it first). */
-  async markPaid(tenant: Tenant, id: number): Promise<DocumentView> {
+  async markPaid(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     const written = await this.ctx.change(tenant, 'invoice', id, (doc) => {
-      if (doc.status === 'paid') return null;
+      if (appliedUnder(doc, token) || doc.status === 'paid') return null;
       if (doc.status === 'draft') throw fail.precondition('invoice_not_issued', 'a draft invoice cannot be paid; issue it first');
       const next: DocumentRecord = { ...doc, status: 'paid', paid_on: doc.paid_on ?? this.ctx.today(), updated_at: this.ctx.now() };
-      return withEvents(next, this.ctx.events.changed(next, 'paid'));
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'paid')), token);
     });
     return this.ctx.view(written);
   }
 
-  async send(tenant: Tenant, id: number, input: SendInput): Promise<DocumentView> {
+  /** Under an Idempotency-Key, a retry of a send that happened answers the invoice without mailing again. */
+  async send(tenant: Tenant, id: number, input: SendInput, token?: IdempotencyToken): Promise<DocumentView> {
     const written = await this.ctx.change(tenant, 'invoice', id, async (doc) => {
+      if (appliedUnder(doc, token)) return null;
       const { locale } = await this.ctx.settings.resolve(tenant.account_id, doc.supplier);
       const mail = resolveMail(doc, input, locale as Locale);
       const at = this.ctx.now();
       const next: DocumentRecord = { ...doc, email_sent_at: at, updated_at: at };
-      return withEvents(next, this.ctx.events.sendRequested(next, mail, at));
+      return recordedUnder(withEvents(next, this.ctx.events.sendRequested(next, mail, at)), token);
     });
     return this.ctx.view(written);
   }
@@ -136,9 +142,12 @@ export class Lifecycle {
    * retry (or a later call) rolls forward: reserve the invoice id on the proforma → write the draft
    * invoice under that id → issue it → mark the proforma converted.
    */
-  async convertProforma(tenant: Tenant, id: number): Promise<DocumentView> {
+  async convertProforma(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const proforma = await this.ctx.load(tenant, 'proforma', id);
+      // A retry of the conversion that converted it (its key is recorded with "converted"): its invoice.
+      const converted = appliedUnder(proforma, token) && proforma.conversion ? await this.ctx.store.documents.get(proforma.conversion.invoice_id) : null;
+      if (converted) return this.ctx.view(converted);
       if (proforma.status === 'converted') throw fail.precondition('proforma_already_converted', 'this proforma was already converted to an invoice');
       if (proforma.line_items.length === 0) throw fail.precondition('no_line_items', 'a proforma needs line items to be converted');
       let invoiceId = proforma.conversion?.invoice_id ?? 0;
@@ -165,7 +174,7 @@ export class Lifecycle {
         await this.ctx.change(tenant, 'proforma', id, (p) => {
           if (p.status === 'converted' || p.conversion?.invoice_id !== done.id) return null;
           const next: DocumentRecord = { ...p, status: 'converted', updated_at: this.ctx.now() };
-          return withEvents(next, this.ctx.events.converted(next, done));
+          return recordedUnder(withEvents(next, this.ctx.events.converted(next, done)), token);
         });
       } catch (err) {
         if (!(err instanceof VersionConflict)) throw err;
@@ -176,7 +185,7 @@ export class Lifecycle {
   }
 
   /** Writes a draft copy of `source` as `type` under `id` (idempotent: an existing one is returned). */
-  private async insertDerived(tenant: Tenant, source: DocumentRecord, id: number, type: DocType): Promise<DocumentRecord> {
+  private async insertDerived(tenant: Tenant, source: DocumentRecord, id: number, type: DocType, token?: IdempotencyToken): Promise<DocumentRecord> {
     const today = this.ctx.today();
     const at = this.ctx.now();
     const record = newRecord(
@@ -203,6 +212,7 @@ export class Lifecycle {
       source.supplier,
       at,
     );
+    Object.assign(record, createdUnder(token));
     record.proforma_id = source.type === 'proforma' ? source.id : null;
     record.quote_id = source.type === 'quote' ? source.id : source.quote_id;
     if (type === 'proforma') {
@@ -230,22 +240,25 @@ export class Lifecycle {
   // ---- quotes ---------------------------------------------------------------------------------
 
   /** open → accepted (binding; accepted_at now); accepting again returns the quote unchanged. */
-  async acceptQuote(tenant: Tenant, id: number): Promise<DocumentView> {
+  async acceptQuote(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     const written = await this.ctx.change(tenant, 'quote', id, (doc) => {
-      if (doc.status === 'accepted') return null;
+      if (appliedUnder(doc, token) || doc.status === 'accepted') return null;
       const at = this.ctx.now();
       const next: DocumentRecord = { ...doc, status: 'accepted', accepted_at: at, updated_at: at };
-      return withEvents(next, this.ctx.events.changed(next, 'accepted'));
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'accepted')), token);
     });
     return this.ctx.view(written);
   }
 
   /** A draft invoice or proforma with the accepted quote's content, linked to it. */
-  async convertQuote(tenant: Tenant, id: number, target: DocType): Promise<DocumentView> {
+  /** Under an Idempotency-Key (stored on the created document), a retry answers the document it created. */
+  async convertQuote(tenant: Tenant, id: number, target: DocType, token?: IdempotencyToken): Promise<DocumentView> {
     const quote = await this.ctx.load(tenant, 'quote', id);
     if (quote.status !== 'accepted') throw fail.precondition('quote_not_accepted', 'only an accepted quote can be converted');
     if (target !== 'invoice' && target !== 'proforma') throw fail.invalid('invalid_target', 'a quote converts to an invoice or a proforma', 'target');
-    const created = await this.insertDerived(tenant, quote, await this.ctx.store.nextId('documents.document'), target);
+    const created = await createOnce(this.ctx.store.documents, tenant, token, async () =>
+      this.insertDerived(tenant, quote, await this.ctx.store.nextId('documents.document'), target, token),
+    );
     return this.ctx.view(created);
   }
 }

@@ -11,6 +11,7 @@
 // CAS {last: n-1, pending: null} (roll back). `issuable` is monotonic (a draft that stopped being one
 // never becomes one again), so a rolled-back number can never be written later: no gap, no duplicate,
 // whichever step a process dies after. A unique key on (type, year, counter) is the last safety net.
+import { IdempotencyToken } from '../../shared/idempotency';
 import { Tenant } from '../../shared/tenant';
 import { DuplicateId, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { Clock } from '../ports/directory';
@@ -26,6 +27,13 @@ export interface NumberingHooks {
    * (a crashed owner never completes). Default 1000 ms.
    */
   pendingGraceMs?: number;
+}
+
+/** What the issuer hands to the number's document: party snapshots and the issue request's key. */
+export interface Snapshots {
+  supplier: PartyData;
+  purchaser: PartyData | null;
+  idempotency?: IdempotencyToken;
 }
 
 const MAX_ATTEMPTS = 2000;
@@ -74,7 +82,7 @@ export class Numbering {
     tenant: Tenant,
     documentId: number,
     format: string,
-    snapshots: { supplier: PartyData; purchaser: PartyData | null },
+    snapshots: Snapshots,
   ): Promise<DocumentRecord | null> {
     const doc = await this.store.documents.get(documentId);
     if (!doc || !issuable(doc)) return null;
@@ -101,7 +109,7 @@ export class Numbering {
     tenant: Tenant,
     documentId: number,
     format: string,
-    snapshots: { supplier: PartyData; purchaser: PartyData | null },
+    snapshots: Snapshots,
   ): Promise<DocumentRecord | null> {
     const grace = this.hooks.pendingGraceMs ?? 1000;
     const first = await this.store.documents.get(documentId);
@@ -135,6 +143,7 @@ export class Numbering {
         reserved_at: this.clock.now().toISOString(),
         supplier: snapshots.supplier,
         purchaser: snapshots.purchaser,
+        idempotency: snapshots.idempotency ?? null,
       };
       let reserved: SequenceRecord;
       try {

@@ -1,5 +1,6 @@
 // Rules over a stored document: statuses, what locks its fiscal content, derived amounts, and the
 // outbox events that travel with every write of it.
+import { recordedUnder } from '../../shared/idempotency';
 import { Clock, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
 import { Decimal, formatMoney, sum } from './money';
@@ -118,5 +119,5 @@ export function applyIssue(doc: DocumentRecord, pending: PendingNumber, at: stri
     issued_at: at,
     updated_at: at,
   };
-  return withEvents(next, events.changed(next, 'issued'));
+  return recordedUnder(withEvents(next, events.changed(next, 'issued')), pending.idempotency ?? undefined);
 }

@@ -1,6 +1,7 @@
 // What the documents domain persists, as typed collections of the shared document-store port.
 // Invoices, credit notes, proformas and quotes share one collection and one id space.
 import type { AddressData } from '../../shared/address';
+import type { ActionsUnderKeys, CreatedUnderKey, IdempotencyToken } from '../../shared/idempotency';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -107,7 +108,8 @@ export interface CreditAllocation {
   state: 'reserved' | 'applied';
 }
 
-export interface DocumentRecord extends StoredDoc {
+/** Keeps the Idempotency-Key it was created under and those of its recent actions (a retry answers it). */
+export interface DocumentRecord extends StoredDoc, CreatedUnderKey, ActionsUnderKeys {
   account_id: number;
   livemode: boolean;
   type: DocType;
@@ -163,6 +165,8 @@ export interface PendingNumber {
   /** Snapshots taken by the issuer, applied with the number so a roll-forward needs no remote call. */
   supplier: PartyData;
   purchaser: PartyData | null;
+  /** The issue request's Idempotency-Key, recorded on the document with the number (whoever applies it). */
+  idempotency?: IdempotencyToken | null;
 }
 
 export interface SequenceRecord extends StoredDoc {
