@@ -39,6 +39,9 @@ export const RECENT_ACTION_KEYS = 16;
 /** The index that makes finding a record by its creation key a point read (add to the collection's indexes). */
 export const CREATION_KEY_INDEX = ['account_id', 'livemode', 'idempotency_key'];
 
+/** Looks for a concurrent winner's record, ~0.5 s in all, before answering idempotency_in_progress. */
+const WINNER_LOOKS = 10;
+
 type TenantRecord = StoredDoc & { account_id: number; livemode: boolean } & CreatedUnderKey;
 
 const uniqueKeyOf = (tenant: Tenant, key: string) => `idem:${tenantKey(tenant)}:${key}`;
@@ -79,10 +82,14 @@ export async function createOnce<T extends TenantRecord>(
     return await create();
   } catch (err) {
     if (!(err instanceof UniqueViolation) || err.key !== uniqueKeyOf(tenant, token.key)) throw err;
-    // A concurrent attempt under the same key inserted first: answer its record.
-    const winner = await createdBy(collection, tenant, token);
-    if (winner) return winner;
-    // Its key is claimed but the record not written yet (or its writer died: the claim is reclaimed later).
+    // A concurrent attempt under the same key inserted first: answer its record. Where unique keys are
+    // claimed before the record is written (the Mongo adapter), give the winner a moment to write it.
+    for (let look = 0; look < WINNER_LOOKS; look++) {
+      const winner = await createdBy(collection, tenant, token);
+      if (winner) return winner;
+      await new Promise((resolve) => setTimeout(resolve, 10 * (look + 1)));
+    }
+    // Claimed but still not written (or its writer died: the adapter reclaims the key later).
     throw fail.conflict('idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry later');
   }
 }
