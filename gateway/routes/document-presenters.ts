@@ -92,7 +92,14 @@ export function presentDocument(d: Document) {
         ...timestamps(d),
       };
     case DocumentType.DOCUMENT_TYPE_PROFORMA:
-      return { ...common(d), invoices: d.derived.map(presentRef), quote_id: d.quote_id ?? null, ...timestamps(d) };
+      return {
+        ...common(d),
+        paid_on: d.paid_on ?? null,
+        issued_at: d.issued_at ?? null,
+        invoices: d.derived.map(presentRef),
+        quote_id: d.quote_id ?? null,
+        ...timestamps(d),
+      };
     default:
       return { ...common(d), accepted_at: d.accepted_at ?? null, documents: d.derived.map(presentRef), ...timestamps(d) };
   }

@@ -189,6 +189,26 @@ const actionRoutes: RouteSpec[] = [
   },
   {
     method: 'post',
+    path: '/accounts/:account_id/proformas/:id/issue',
+    operationId: 'issueProforma',
+    scope: ['manage', 'proformas'],
+    handle: async (ctx, { documents }) => {
+      const res = await documents.issueDocument({ tenant: ctx.tenant, type: PROFORMAS.type, id: id(ctx, PROFORMAS) }, opts(ctx));
+      return { status: 200, body: presentDocument(res.document!) };
+    },
+  },
+  {
+    method: 'post',
+    path: '/accounts/:account_id/proformas/:id/mark_paid',
+    operationId: 'markProformaPaid',
+    scope: ['manage', 'proformas'],
+    handle: async (ctx, { documents }) => {
+      const res = await documents.markProformaPaid({ tenant: ctx.tenant, id: id(ctx, PROFORMAS) }, opts(ctx));
+      return { status: 200, body: presentDocument(res.document!) };
+    },
+  },
+  {
+    method: 'post',
     path: '/accounts/:account_id/proformas/:id/convert_to_invoice',
     operationId: 'convertProformaToInvoice',
     scope: ['manage', 'proformas'],

@@ -300,7 +300,7 @@ describe('PATCH /accounts/<id>/<type>/<id>', () => {
     expect((await api.patch(`${ws.base}/quotes/${quote.id}`, { invoice_id: 1 })).body.error.code).toBe('unknown_field');
   });
 
-  it('an issued invoice keeps its fiscal content: changing it → 422 document_locked; other fields may change', async () => {
+  it('an issued invoice keeps every printed field: changing one → 422 document_locked; pdf_language and paid_on may change', async () => {
     const doc = await create('invoices');
     expect((await api.post(`${ws.base}/invoices/${doc.id}/issue`)).status).toBe(200);
     for (const body of [
@@ -309,13 +309,16 @@ describe('PATCH /accounts/<id>/<type>/<id>', () => {
       { issue_date: '2020-01-01' },
       { delivery_date: '2020-01-01' },
       { currency: 'EUR', exchange_rate: '25' },
+      { due_date: '2030-01-01' },
+      { note: 'Paid by card' },
+      { variable_symbol: '123' },
     ]) {
       const res = await api.patch(`${ws.base}/invoices/${doc.id}`, body);
       expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status: 422, code: 'document_locked' });
     }
-    const ok = await api.patch(`${ws.base}/invoices/${doc.id}`, { note: 'Paid by card', due_date: '2030-01-01', variable_symbol: '123', pdf_language: 'en' });
+    const ok = await api.patch(`${ws.base}/invoices/${doc.id}`, { pdf_language: 'en', paid_on: '2026-01-05' });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ note: 'Paid by card', due_date: '2030-01-01', variable_symbol: '123', pdf_language: 'en', status: 'exposed' });
+    expect(ok.body).toMatchObject({ pdf_language: 'en', paid_on: '2026-01-05', status: 'exposed' });
     // Sending the unchanged fiscal content back is not a change.
     const same = await api.patch(`${ws.base}/invoices/${doc.id}`, { purchaser_id: ws.purchaser, line_items: [line()], currency: 'CZK' });
     expect(same.status).toBe(200);

@@ -113,6 +113,18 @@ describe('other actions under an Idempotency-Key', () => {
     expect(await invoiceCount(d)).toBe(1);
   });
 
+  it('proforma issue and mark_paid retried answer the proforma, not not_draft', async () => {
+    const d = domain();
+    const proforma = (await d.documents.create(tenant, 'proforma', input())).record;
+    const issued = token();
+    await d.lifecycle.issue(tenant, 'proforma', proforma.id, issued);
+    expect((await d.lifecycle.issue(tenant, 'proforma', proforma.id, issued)).record.status).toBe('exposed');
+    expect(await errorCode(d.lifecycle.issue(tenant, 'proforma', proforma.id, token()))).toBe('not_draft');
+    const paid = token();
+    await d.lifecycle.markProformaPaid(tenant, proforma.id, paid);
+    expect((await d.lifecycle.markProformaPaid(tenant, proforma.id, paid)).record.status).toBe('paid');
+  });
+
   it('a quote conversion retried creates one document', async () => {
     const d = domain();
     const quote = (await d.documents.create(tenant, 'quote', input())).record;

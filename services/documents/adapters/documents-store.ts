@@ -8,18 +8,17 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
   return {
     documents: store.collection<DocumentRecord>({
       name: 'documents',
-      // The last guard of gapless numbering: one document per (type, year, counter).
-      // And one document per Idempotency-Key that created one (services/shared/idempotency.ts).
+      // The last guards of numbering: one document per (type, year, counter), and per number text
+      // (two number formats can print the same text). And one document per Idempotency-Key that
+      // created one (services/shared/idempotency.ts).
       uniqueKeys: (d) => [
         ...creationUniqueKeys(d),
         ...(d.sequence_number !== null && d.sequence_year !== null
           ? [`number:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.sequence_year}:${d.sequence_number}`]
           : []),
+        ...(d.number !== null ? [`number_text:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
       ],
-      indexes: [
-        ['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'],
-        CREATION_KEY_INDEX,
-      ],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['account_id', 'livemode', 'type', 'number'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
     }),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',

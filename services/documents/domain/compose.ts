@@ -8,7 +8,8 @@ import { DocumentsContext } from './context';
 import { addDays, currency as parseCurrency, date, DocumentInput, exchangeRate, lineItems, locale, text, variableSymbol } from './fields';
 import { Decimal } from './money';
 import { ResolvedSettings } from './settings';
-import { computeTotals, repriceLines } from './totals';
+import { invoiceTitle } from './send';
+import { computeTotals, fullCreditLines, repriceLines } from './totals';
 
 /** The fields compose() decides; the rest of a record (status, number, links, outbox…) is the caller's. */
 export type ComposedFields = Pick<
@@ -113,7 +114,7 @@ export async function compose(
   };
   const dueDate = dateOr('due_date', defaults.due_date);
   const deliveryDate = dateOr('delivery_date', defaults.delivery_date);
-  const paidOn = type === 'invoice' ? dateOr('paid_on', null) : null;
+  const paidOn = type === 'invoice' || type === 'proforma' ? dateOr('paid_on', null) : null;
   if (dueDate && dueDate < issueDate) throw fail.invalid('due_date_before_issue_date', 'due_date is before issue_date', 'due_date');
 
   // Bank account: a bank account or cash register of the workspace, snapshotted.
@@ -137,7 +138,7 @@ export async function compose(
   let lines = current?.line_items ?? [];
   if (input.line_items !== undefined) lines = lineItems(input.line_items, currency, type);
   else if (current && current.currency !== currency) lines = repriceLines(lines, currency);
-  else if (!current && source) lines = source.line_items;
+  else if (!current && source) lines = fullCreditLines(source, invoiceTitle(source.pdf_language, source.number ?? ''));
   const totals = computeTotals(lines, currency);
   if (new Decimal(totals.total).isNegative()) throw fail.invalid('negative_total', 'the document total cannot be negative', 'line_items');
 

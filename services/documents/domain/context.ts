@@ -5,9 +5,9 @@ import { ownedBy, Tenant } from '../../shared/tenant';
 import { VersionConflict } from '../../shared/store/port';
 import { Clock, Directory, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, DocumentsStore } from '../ports/documents-store';
-import { formatMoney } from './money';
+import { Decimal, formatMoney } from './money';
 import { Numbering, NumberingHooks } from './numbering';
-import { amountDue, creditedAmount, EventFactory, withEvents } from './records';
+import { amountDue, creditedAmount, EventFactory, revisionOf, withEvents } from './records';
 import { Settings } from './settings';
 
 /** Wakes the outbox relay after a write that carries events. */
@@ -57,7 +57,13 @@ export class DocumentsContext {
     this.directory = deps.directory;
     this.events = new EventFactory(deps.ids, deps.clock);
     this.settings = new Settings(deps.store);
-    this.numbering = new Numbering(deps.store, deps.clock, this.events, deps.hooks);
+    this.numbering = new Numbering(
+      deps.store,
+      deps.clock,
+      this.events,
+      { check: (doc) => this.checkIssue(doc), completed: (doc) => this.completeIssue(doc) },
+      deps.hooks,
+    );
   }
 
   now(): string {
@@ -85,8 +91,9 @@ export class DocumentsContext {
     return written;
   }
 
+  /** A compare-and-set write of a change: bumps the content revision (see DocumentRecord.revision). */
   async write(doc: DocumentRecord): Promise<DocumentRecord> {
-    const written = await this.store.documents.update(doc);
+    const written = await this.store.documents.update({ ...doc, revision: revisionOf(doc) + 1 });
     if (written.outbox.length) this.notify();
     return written;
   }
@@ -115,9 +122,34 @@ export class DocumentsContext {
   }
 
   /**
-   * Settles an invoice's credit reservations left by interrupted credit-note issues: a reservation
-   * whose note is now issued is applied, one whose note is gone is dropped, one of a draft is kept
-   * (its issue may still be running; retrying or deleting that note settles it).
+   * What a draft must satisfy on the very revision that gets its number (numbering's IssueRules.check):
+   * line items, and for a credit note of an invoice a reservation on that invoice covering its total.
+   * False when the reservation is missing or smaller (the note changed since it was reserved).
+   */
+  async checkIssue(doc: DocumentRecord): Promise<boolean> {
+    if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
+    if (doc.type !== 'credit_note' || !doc.invoice_id) return true;
+    const invoice = await this.store.documents.get(doc.invoice_id);
+    if (!invoice || invoice.deleted !== null || !ownedBy(invoice, doc)) {
+      throw fail.precondition('invoice_not_found', 'the source invoice of this credit note no longer exists');
+    }
+    const entry = invoice.credits.find((c) => c.credit_note_id === doc.id && c.state === 'reserved');
+    return entry !== undefined && new Decimal(entry.amount).greaterThanOrEqualTo(doc.totals.total);
+  }
+
+  /** What follows the number, by whoever wrote it: a credit note's credit is applied to its invoice. */
+  async completeIssue(doc: DocumentRecord): Promise<void> {
+    if (doc.type !== 'credit_note' || !doc.invoice_id) return;
+    const invoice = await this.store.documents.get(doc.invoice_id);
+    if (invoice) await this.reconcileCredits(invoice);
+  }
+
+  /**
+   * Settles an invoice's credit reservations: a reservation whose note is now issued is applied (with
+   * the note's total), one whose note is deleted or was issued elsewhere is dropped. A reservation of a
+   * draft note is kept — also when the draft was re-linked, since it may be linked back — until that
+   * note is issued or deleted: both are final, so a number checked against a reservation (see
+   * checkIssue) never finds it dropped under it.
    */
   async reconcileCredits(invoice: DocumentRecord): Promise<DocumentRecord> {
     let current = invoice;
@@ -131,11 +163,11 @@ export class DocumentsContext {
           continue;
         }
         const note = await this.store.documents.get(credit.credit_note_id);
-        if (note && note.deleted === null && note.invoice_id === current.id && note.status === 'exposed') {
-          credits.push({ ...credit, state: 'applied' as const });
+        if (!note || note.deleted !== null) continue;
+        if (note.status === 'draft') credits.push(credit);
+        else if (note.invoice_id === current.id) {
+          credits.push({ ...credit, amount: note.totals.total, state: 'applied' as const });
           applied = true;
-        } else if (note && note.deleted === null && note.invoice_id === current.id && note.status === 'draft') {
-          credits.push(credit);
         }
       }
       if (credits.length === current.credits.length && !applied) return current;

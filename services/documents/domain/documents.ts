@@ -1,13 +1,14 @@
 // Document CRUD (spec §4): list, create, read, partial update and soft delete, per type.
 import { fail } from '../../shared/errors';
 import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
+import { UniqueViolation } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
-import { DocType, DocumentRecord } from '../ports/documents-store';
+import { DocType, DocumentRecord, OutboxEntry } from '../ports/documents-store';
 import { ComposedFields, compose } from './compose';
 import { DocumentsContext, DocumentView } from './context';
 import { DocumentInput } from './fields';
 import { formatNumber } from './number-format';
-import { FISCAL_FIELDS, INITIAL_STATUS, isLocked, withEvents } from './records';
+import { INITIAL_STATUS, isLocked, PRINTED_FIELDS, withEvents } from './records';
 
 const COMPOSED_KEYS: Array<keyof ComposedFields> = [
   'purchaser_id', 'purchaser', 'issue_date', 'due_date', 'delivery_date', 'currency', 'exchange_rate', 'pdf_language', 'variable_symbol',
@@ -50,9 +51,7 @@ export class Documents {
     const record: DocumentRecord = { ...newRecord(tenant, type, id, fields, supplier, at), ...createdUnder(token) };
     // Proformas and quotes are not tax documents: numbered at creation from a plain counter per year.
     if (type === 'proforma' || type === 'quote') {
-      const year = Number(fields.issue_date.slice(0, 4));
-      const counter = await this.ctx.store.nextId(`documents.number.${tenant.account_id}.${tenant.livemode ? 'live' : 'test'}.${type}.${year}`);
-      record.number = formatNumber(settings.number_format, year, counter);
+      return insertCounted(this.ctx, tenant, record, settings.number_format, (r) => [this.ctx.events.changed(r, 'created')]);
     }
     return this.ctx.insert(withEvents(record, this.ctx.events.changed(record, 'created')));
   }
@@ -61,9 +60,15 @@ export class Documents {
     const written = await this.ctx.change(tenant, type, id, async (doc) => {
       const settings = await this.ctx.settings.resolve(tenant.account_id, doc.supplier);
       const fields = await compose(this.ctx, tenant, type, doc, input, settings);
+      if (isLocked(doc)) {
+        // The snapshots are frozen with the ids they copy: an unchanged purchaser_id sent back must
+        // not re-copy today's contact onto a binding document.
+        fields.purchaser = doc.purchaser;
+        fields.bank_account = doc.bank_account;
+      }
       const changed = COMPOSED_KEYS.filter((k) => !same(fields[k], doc[k]));
       if (isLocked(doc)) {
-        const locked = FISCAL_FIELDS.find((k) => changed.includes(k));
+        const locked = PRINTED_FIELDS.find((k) => changed.includes(k));
         if (locked) {
           throw fail.invalid('document_locked', `${locked} cannot change once the ${type.replace('_', ' ')} is ${doc.status}`, locked);
         }
@@ -88,6 +93,14 @@ export class Documents {
   private async refuseDeletion(tenant: Tenant, doc: DocumentRecord): Promise<void> {
     if (doc.type === 'invoice' && doc.status === 'paid') {
       throw fail.precondition('invoice_has_payments', 'a paid invoice cannot be deleted');
+    }
+    if (doc.type === 'proforma' && doc.status === 'paid') {
+      throw fail.precondition('proforma_has_payments', 'a paid proforma cannot be deleted');
+    }
+    // Its credit notes would point at nothing and could never be deleted themselves. Credit
+    // reservations and this refusal are both writes of the invoice (CAS): no credit slips past it.
+    if (doc.type === 'invoice' && (await this.ctx.reconcileCredits(doc)).credits.length > 0) {
+      throw fail.precondition('invoice_has_credit_notes', 'credit notes were issued against this invoice; it cannot be deleted');
     }
     if (doc.type === 'credit_note' && doc.status !== 'draft' && doc.invoice_id) {
       const invoice = await this.ctx.store.documents.get(doc.invoice_id);
@@ -138,4 +151,28 @@ export function newRecord(tenant: Tenant, type: DocType, id: number, fields: Com
     outbox: [],
     outbox_pending: null,
   };
+}
+
+/**
+ * Inserts a proforma or quote numbered from its plain per-year counter (gaps allowed: not tax
+ * documents). A number text another document of the type already has (another number format printed
+ * it) is skipped.
+ */
+export async function insertCounted(
+  ctx: DocumentsContext,
+  tenant: Tenant,
+  record: DocumentRecord,
+  format: string,
+  events: (numbered: DocumentRecord) => OutboxEntry[],
+): Promise<DocumentRecord> {
+  const year = Number(record.issue_date.slice(0, 4));
+  const counter = `documents.number.${tenant.account_id}.${tenant.livemode ? 'live' : 'test'}.${record.type}.${year}`;
+  for (let attempt = 0; ; attempt++) {
+    const numbered = { ...record, number: formatNumber(format, year, await ctx.store.nextId(counter)) };
+    try {
+      return await ctx.insert(withEvents(numbered, ...events(numbered)));
+    } catch (err) {
+      if (!(err instanceof UniqueViolation) || !err.key.startsWith('number_text:') || attempt >= 20) throw err;
+    }
+  }
 }

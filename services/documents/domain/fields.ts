@@ -61,8 +61,21 @@ export function addDays(isoDate: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
+/**
+ * ISO 4217 codes that are not money a document can be priced in: precious metals, IMF/SDR and bond-
+ * market units, funds (accounting units), the testing code and "no currency".
+ */
+const NOT_TRADING_CURRENCIES = new Set([
+  'XAU', 'XAG', 'XPT', 'XPD', 'XDR', 'XSU', 'XUA', 'XBA', 'XBB', 'XBC', 'XBD', 'XTS', 'XXX',
+  'BOV', 'CHE', 'CHW', 'CLF', 'COU', 'MXV', 'USN', 'UYI', 'UYW',
+]);
+
 export function currency(value: string, field = 'currency'): string {
-  return normalizeCurrency(value, field);
+  const code = normalizeCurrency(value, field);
+  if (NOT_TRADING_CURRENCIES.has(code)) {
+    throw fail.invalid('invalid_currency', `${field}: ${code} is not a currency documents can be issued in (a metal, fund or testing code)`, field);
+  }
+  return code;
 }
 
 export function exchangeRate(value: string, field = 'exchange_rate'): string {

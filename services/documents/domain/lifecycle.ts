@@ -6,51 +6,54 @@ import { Tenant } from '../../shared/tenant';
 import { DocType, DocumentRecord } from '../ports/documents-store';
 import { defaultDates } from './compose';
 import { DocumentsContext, DocumentView, MAX_ATTEMPTS } from './context';
-import { newRecord } from './documents';
+import { insertCounted, newRecord } from './documents';
 import { Locale } from './fields';
 import { Decimal } from './money';
-import { formatNumber } from './number-format';
 import { creditCapacity, issuable, withEvents } from './records';
 import { resolveMail, SendInput } from './send';
 
 export class Lifecycle {
   constructor(private readonly ctx: DocumentsContext) {}
 
-  // ---- issue (invoices, credit notes) --------------------------------------------------------
+  // ---- issue (invoices, credit notes, proformas) ---------------------------------------------
 
   /** Under an Idempotency-Key (recorded with the number), a retry answers the issued document, not not_draft. */
   async issue(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken): Promise<DocumentView> {
-    const doc = await this.ctx.load(tenant, type, id);
-    if (appliedUnder(doc, token)) return this.ctx.view(doc);
-    if (!issuable(doc)) throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued; this one is ${doc.status}`);
-    const issued = await this.issueRecord(tenant, doc, token);
-    if (!issued) {
-      const now = await this.ctx.load(tenant, type, id); // 404 when it was deleted meanwhile
-      if (appliedUnder(now, token)) return this.ctx.view(now); // a concurrent attempt under the same key issued it
-      throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued`);
+    if (type === 'proforma') return this.issueProforma(tenant, id, token);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const doc = await this.ctx.load(tenant, type, id);
+      // Issued under this key already (also by a concurrent attempt, or rolled forward after a crash).
+      if (appliedUnder(doc, token)) return this.ctx.view(doc);
+      if (!issuable(doc)) throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued; this one is ${doc.status}`);
+      const issued = await this.issueRecord(tenant, doc, token);
+      if (issued) return this.ctx.view(issued);
+      // Not numbered: it stopped being a draft (the next load says so), or changed while it was being
+      // numbered (a racing PATCH): then every check runs again on the new content.
     }
-    return this.ctx.view(issued);
+    throw new VersionConflict('documents', id);
   }
 
-  /** Issues a draft (numbering, snapshots, credit allocation); null when it stopped being a draft. */
+  /**
+   * Issues a draft (credit reservation, numbering, snapshots, credit application); null when it was not
+   * numbered because it stopped being a draft or changed meanwhile. The checks that matter are made again
+   * by numbering on the revision it writes (DocumentsContext.checkIssue); these here fail fast.
+   */
   private async issueRecord(tenant: Tenant, doc: DocumentRecord, token?: IdempotencyToken): Promise<DocumentRecord | null> {
     if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
     const supplier = await this.ctx.directory.supplier(tenant.account_id);
     const purchaser = (doc.purchaser_id ? await this.ctx.directory.purchaser(tenant, doc.purchaser_id) : null) ?? doc.purchaser;
     const settings = await this.ctx.settings.resolve(tenant.account_id, supplier);
-    const credits = doc.type === 'credit_note' && doc.invoice_id ? doc.invoice_id : null;
-    if (credits) await this.reserveCredit(tenant, doc, credits);
-    let issued: DocumentRecord | null = null;
-    try {
-      issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser, idempotency: token });
-    } finally {
-      if (credits) await this.settleCredit(credits, doc.id, issued !== null);
-    }
+    if (doc.type === 'credit_note' && doc.invoice_id) await this.reserveCredit(tenant, doc, doc.invoice_id);
+    const issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser, idempotency: token });
     this.ctx.notify();
     return issued;
   }
 
-  /** Claims the credit note's total on its invoice; refused when it exceeds what the invoice still owes. */
+  /**
+   * Claims the credit note's total on its invoice; refused when it exceeds what the invoice still owes.
+   * A reservation only grows while its note is a draft (a smaller one is raised, never lowered), so a
+   * number checked against it stays covered whatever another issuer of the same note does.
+   */
   private async reserveCredit(tenant: Tenant, note: DocumentRecord, invoiceId: number): Promise<void> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       let invoice = await this.ctx.store.documents.get(invoiceId);
@@ -59,7 +62,8 @@ export class Lifecycle {
       }
       invoice = await this.ctx.reconcileCredits(invoice);
       if (invoice.status === 'draft') throw fail.precondition('invoice_not_issued', 'the source invoice is not issued');
-      if (invoice.credits.some((c) => c.credit_note_id === note.id)) return;
+      const entry = invoice.credits.find((c) => c.credit_note_id === note.id);
+      if (entry && (entry.state === 'applied' || new Decimal(entry.amount).greaterThanOrEqualTo(note.totals.total))) return;
       const capacity = creditCapacity(invoice, note.id);
       if (new Decimal(note.totals.total).greaterThan(capacity)) {
         throw fail.precondition(
@@ -67,11 +71,9 @@ export class Lifecycle {
           `the credit note total ${note.totals.total} exceeds what the invoice still owes (${capacity.toFixed()} ${invoice.currency})`,
         );
       }
+      const others = invoice.credits.filter((c) => c.credit_note_id !== note.id);
       try {
-        await this.ctx.write({
-          ...invoice,
-          credits: [...invoice.credits, { credit_note_id: note.id, amount: note.totals.total, state: 'reserved' }],
-        });
+        await this.ctx.write({ ...invoice, credits: [...others, { credit_note_id: note.id, amount: note.totals.total, state: 'reserved' }] });
         return;
       } catch (err) {
         if (!(err instanceof VersionConflict)) throw err;
@@ -80,46 +82,33 @@ export class Lifecycle {
     throw new VersionConflict('documents', invoiceId);
   }
 
+  // ---- invoices -------------------------------------------------------------------------------
+
   /**
-   * Settles the note's reservation by the note's actual state: issued → applied (added if a concurrent
-   * issuer of the same note dropped it); not issued and `issuedByUs` false → dropped.
+   * exposed → paid (paid_on today when blank); paid → unchanged; draft → 422 (issue it first). While a
+   * credit note is being issued against the invoice (its reservation is not settled) → 422
+   * credit_note_pending: what is paid must be what is owed after every credit.
    */
-  private async settleCredit(invoiceId: number, noteId: number, issuedByUs: boolean): Promise<void> {
+  async markPaid(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [invoice, note] = await Promise.all([this.ctx.store.documents.get(invoiceId), this.ctx.store.documents.get(noteId)]);
-      if (!invoice || !note) return;
-      const entry = invoice.credits.find((c) => c.credit_note_id === noteId);
-      const issued = note.deleted === null && note.status === 'exposed' && note.invoice_id === invoiceId;
-      let next: DocumentRecord;
-      if (issued) {
-        if (entry?.state === 'applied') return;
-        const others = invoice.credits.filter((c) => c.credit_note_id !== noteId);
-        next = { ...invoice, credits: [...others, { credit_note_id: noteId, amount: note.totals.total, state: 'applied' }], updated_at: this.ctx.now() };
-        next = withEvents(next, this.ctx.events.changed(next, 'updated', ['credited_amount', 'amount_due']));
-      } else {
-        if (!entry || entry.state === 'applied' || issuedByUs) return;
-        next = { ...invoice, credits: invoice.credits.filter((c) => c.credit_note_id !== noteId) };
+      const doc = await this.ctx.reconcileCredits(await this.ctx.load(tenant, 'invoice', id));
+      if (appliedUnder(doc, token) || doc.status === 'paid') return this.ctx.view(doc);
+      if (doc.status === 'draft') throw fail.precondition('invoice_not_issued', 'a draft invoice cannot be paid; issue it first');
+      const pending = doc.credits.find((c) => c.state === 'reserved');
+      if (pending) {
+        throw fail.precondition(
+          'credit_note_pending',
+          `credit note ${pending.credit_note_id} is being issued against this invoice; issue or delete it, then mark the invoice paid`,
+        );
       }
+      const next: DocumentRecord = { ...doc, status: 'paid', paid_on: doc.paid_on ?? this.ctx.today(), updated_at: this.ctx.now() };
       try {
-        await this.ctx.write(next);
-        return;
+        return this.ctx.view(await this.ctx.write(recordedUnder(withEvents(next, this.ctx.events.changed(next, 'paid')), token)));
       } catch (err) {
         if (!(err instanceof VersionConflict)) throw err;
       }
     }
-  }
-
-  // ---- invoices -------------------------------------------------------------------------------
-
-  /** exposed → paid (paid_on today when blank); paid → unchanged; draft → 422 (issue it first). */
-  async markPaid(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
-    const written = await this.ctx.change(tenant, 'invoice', id, (doc) => {
-      if (appliedUnder(doc, token) || doc.status === 'paid') return null;
-      if (doc.status === 'draft') throw fail.precondition('invoice_not_issued', 'a draft invoice cannot be paid; issue it first');
-      const next: DocumentRecord = { ...doc, status: 'paid', paid_on: doc.paid_on ?? this.ctx.today(), updated_at: this.ctx.now() };
-      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'paid')), token);
-    });
-    return this.ctx.view(written);
+    throw new VersionConflict('documents', id);
   }
 
   /** Under an Idempotency-Key, a retry of a send that happened answers the invoice without mailing again. */
@@ -138,16 +127,50 @@ export class Lifecycle {
   // ---- proformas ------------------------------------------------------------------------------
 
   /**
-   * Creates the proforma's final invoice, issued, once. Steps, each a single-document write that a
-   * retry (or a later call) rolls forward: reserve the invoice id on the proforma → write the draft
-   * invoice under that id → issue it → mark the proforma converted.
+   * open → exposed (issued to the customer for payment): fresh snapshots, issued_at, locked from then
+   * on. Proformas keep the number they got at creation (not a tax document).
+   */
+  private async issueProforma(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
+    const supplier = await this.ctx.directory.supplier(tenant.account_id);
+    const written = await this.ctx.change(tenant, 'proforma', id, async (doc) => {
+      if (appliedUnder(doc, token)) return null;
+      if (doc.status !== 'open') throw fail.precondition('not_draft', `only an open proforma can be issued; this one is ${doc.status}`);
+      if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
+      const purchaser = (doc.purchaser_id ? await this.ctx.directory.purchaser(tenant, doc.purchaser_id) : null) ?? doc.purchaser;
+      const at = this.ctx.now();
+      const next: DocumentRecord = { ...doc, status: 'exposed', supplier, purchaser, issued_at: at, updated_at: at };
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'issued')), token);
+    });
+    return this.ctx.view(written);
+  }
+
+  /** exposed → paid (paid_on today when blank); paid → unchanged; open → 422 (issue it first); converted → 422. */
+  async markProformaPaid(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
+    const written = await this.ctx.change(tenant, 'proforma', id, (doc) => {
+      if (appliedUnder(doc, token) || doc.status === 'paid') return null;
+      if (doc.status === 'open') throw fail.precondition('proforma_not_issued', 'an open proforma cannot be paid; issue it first');
+      if (doc.status === 'converted') {
+        throw fail.precondition('proforma_already_converted', 'this proforma was converted; its invoice records the payment');
+      }
+      const next: DocumentRecord = { ...doc, status: 'paid', paid_on: doc.paid_on ?? this.ctx.today(), updated_at: this.ctx.now() };
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'paid')), token);
+    });
+    return this.ctx.view(written);
+  }
+
+  /**
+   * Creates the proforma's final invoice, issued (and paid, with the proforma's paid_on, when the
+   * proforma was paid), once. Steps, each a single-document write that a retry (or a later call) rolls
+   * forward: reserve the invoice id on the proforma → write the draft invoice under that id → issue it →
+   * mark it paid if the proforma is → mark the proforma converted, by CAS on the version whose payment
+   * state the invoice mirrors (a proforma paid meanwhile goes round again).
    */
   async convertProforma(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const proforma = await this.ctx.load(tenant, 'proforma', id);
+      let proforma = await this.ctx.load(tenant, 'proforma', id);
       // A retry of the conversion that converted it (its key is recorded with "converted"): its invoice.
-      const converted = appliedUnder(proforma, token) && proforma.conversion ? await this.ctx.store.documents.get(proforma.conversion.invoice_id) : null;
-      if (converted) return this.ctx.view(converted);
+      const earlier = appliedUnder(proforma, token) && proforma.conversion ? await this.ctx.store.documents.get(proforma.conversion.invoice_id) : null;
+      if (earlier) return this.ctx.view(earlier);
       if (proforma.status === 'converted') throw fail.precondition('proforma_already_converted', 'this proforma was already converted to an invoice');
       if (proforma.line_items.length === 0) throw fail.precondition('no_line_items', 'a proforma needs line items to be converted');
       let invoiceId = proforma.conversion?.invoice_id ?? 0;
@@ -156,7 +179,7 @@ export class Lifecycle {
         // Nothing reserved yet, or an interrupted conversion's invoice was deleted: reserve a new id.
         invoiceId = await this.ctx.store.nextId('documents.document');
         try {
-          await this.ctx.write({ ...proforma, conversion: { invoice_id: invoiceId } });
+          proforma = await this.ctx.write({ ...proforma, conversion: { invoice_id: invoiceId } });
         } catch (err) {
           if (err instanceof VersionConflict) continue;
           throw err;
@@ -166,18 +189,27 @@ export class Lifecycle {
       if (!invoice) invoice = await this.insertDerived(tenant, proforma, invoiceId, 'invoice');
       if (invoice.status === 'draft') {
         const issued = await this.issueRecord(tenant, invoice);
-        if (!issued) continue; // deleted meanwhile: start over
+        if (!issued) continue; // deleted or changed meanwhile: start over
         invoice = issued;
       }
-      const done = invoice;
-      try {
-        await this.ctx.change(tenant, 'proforma', id, (p) => {
-          if (p.status === 'converted' || p.conversion?.invoice_id !== done.id) return null;
-          const next: DocumentRecord = { ...p, status: 'converted', updated_at: this.ctx.now() };
-          return recordedUnder(withEvents(next, this.ctx.events.converted(next, done)), token);
+      if (proforma.status === 'paid' && invoice.status === 'exposed') {
+        const paidOn = proforma.paid_on;
+        invoice = await this.ctx.change(tenant, 'invoice', invoice.id, (inv) => {
+          if (inv.status !== 'exposed') return null;
+          const next: DocumentRecord = { ...inv, status: 'paid', paid_on: paidOn ?? this.ctx.today(), updated_at: this.ctx.now() };
+          return withEvents(next, this.ctx.events.changed(next, 'paid'));
         });
+      }
+      const done = invoice;
+      const converted: DocumentRecord = { ...proforma, status: 'converted', updated_at: this.ctx.now() };
+      try {
+        await this.ctx.write(recordedUnder(withEvents(converted, this.ctx.events.converted(converted, done)), token));
       } catch (err) {
         if (!(err instanceof VersionConflict)) throw err;
+        // A concurrent call finished this very conversion: same answer. Otherwise (paid meanwhile) go round.
+        const now = await this.ctx.store.documents.get(id);
+        if (now?.status === 'converted' && now.conversion?.invoice_id === done.id) return this.ctx.view(done);
+        continue;
       }
       return this.ctx.view(done);
     }
@@ -215,20 +247,19 @@ export class Lifecycle {
     Object.assign(record, createdUnder(token));
     record.proforma_id = source.type === 'proforma' ? source.id : null;
     record.quote_id = source.type === 'quote' ? source.id : source.quote_id;
-    if (type === 'proforma') {
-      const year = Number(today.slice(0, 4));
-      const supplier = await this.ctx.directory.supplier(tenant.account_id);
-      const { number_format } = await this.ctx.settings.resolve(tenant.account_id, supplier);
-      const counter = await this.ctx.store.nextId(`documents.number.${tenant.account_id}.${tenant.livemode ? 'live' : 'test'}.proforma.${year}`);
-      record.number = formatNumber(number_format, year, counter);
-    }
     // A quote's conversion is this single write, so its event travels here; a proforma's travels with
     // the proforma's own change to converted.
-    const events = [this.ctx.events.changed(record, 'created')];
-    if (source.type === 'quote') events.push(this.ctx.events.converted(source, record));
-    const withCreated = withEvents(record, ...events);
+    const events = (r: DocumentRecord) => [
+      this.ctx.events.changed(r, 'created'),
+      ...(source.type === 'quote' ? [this.ctx.events.converted(source, r)] : []),
+    ];
     try {
-      return await this.ctx.insert(withCreated);
+      if (type === 'proforma') {
+        const supplier = await this.ctx.directory.supplier(tenant.account_id);
+        const { number_format } = await this.ctx.settings.resolve(tenant.account_id, supplier);
+        return await insertCounted(this.ctx, tenant, record, number_format, events);
+      }
+      return await this.ctx.insert(withEvents(record, ...events(record)));
     } catch (err) {
       if (!(err instanceof DuplicateId)) throw err;
       const existing = await this.ctx.store.documents.get(id);

@@ -7,20 +7,29 @@
 //
 // While a sequence holds a pending number nobody else can reserve; whoever finds one settles it first:
 // if the document already carries it, release; if the document is still issuable, apply it (roll
-// forward); otherwise (deleted, or issued with another number meanwhile) give the number back by
-// CAS {last: n-1, pending: null} (roll back). `issuable` is monotonic (a draft that stopped being one
-// never becomes one again), so a rolled-back number can never be written later: no gap, no duplicate,
-// whichever step a process dies after. A unique key on (type, year, counter) is the last safety net.
+// forward); otherwise (deleted, issued with another number, or changed since) give the number back by
+// CAS {last: n-1, pending: null} (roll back).
+//
+// The issuer checks the draft (lines, the year of its issue_date, a credit note's reservation on its
+// invoice: IssueRules.check) at one content revision and the pending number records that revision;
+// the number is written only on that very revision. "Issuable at revision r" is monotonic (revisions
+// only grow, a draft that stopped being one never becomes one again), so every check holds for the
+// version written, whoever writes it, and a rolled-back number can never be written later: no gap, no
+// duplicate, whichever step a process dies after. Whoever writes the number also runs what follows an
+// issue (IssueRules.completed: a credit note's credit on its invoice), so a roll-forward completes
+// everything issuing does. Unique keys on (type, year, counter) and on the number text are the last
+// safety nets.
+import { fail } from '../../shared/errors';
 import { IdempotencyToken } from '../../shared/idempotency';
 import { Tenant } from '../../shared/tenant';
 import { DuplicateId, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { Clock } from '../ports/directory';
 import { DocType, DocumentRecord, DocumentsStore, PartyData, PendingNumber, SequenceRecord } from '../ports/documents-store';
 import { formatNumber } from './number-format';
-import { applyIssue, EventFactory, issuable } from './records';
+import { applyIssue, EventFactory, issuable, revisionOf } from './records';
 
 export interface NumberingHooks {
-  /** Runs between reserve and apply; tests throw here to simulate a process dying mid-issue. */
+  /** Runs between reserve and apply; tests throw here to simulate a process dying mid-issue, or pause to race it. */
   afterReserve?(pending: PendingNumber): Promise<void>;
   /**
    * How long another issuer's pending number is left to its owner before it is settled for it
@@ -36,6 +45,19 @@ export interface Snapshots {
   idempotency?: IdempotencyToken;
 }
 
+/** What issuing a document requires and entails beyond its number (the lifecycle's rules). */
+export interface IssueRules {
+  /**
+   * Checks the draft about to be numbered (throws a DomainError to refuse); false: a precondition
+   * that the issuer establishes is missing (a credit reservation), so the issuer must redo it.
+   */
+  check(doc: DocumentRecord): Promise<boolean>;
+  /** Runs after the number is written, by whoever wrote it (issuer or a roll-forward). */
+  completed(doc: DocumentRecord): Promise<void>;
+}
+
+const yearOf = (doc: DocumentRecord) => Number(doc.issue_date.slice(0, 4));
+
 const MAX_ATTEMPTS = 2000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A short random wait, so contending replicas do not retry in lockstep. */
@@ -49,6 +71,7 @@ export class Numbering {
     private readonly store: DocumentsStore,
     private readonly clock: Clock,
     private readonly events: EventFactory,
+    private readonly rules: IssueRules,
     private readonly hooks: NumberingHooks = {},
   ) {}
 
@@ -76,7 +99,8 @@ export class Numbering {
 
   /**
    * Gives `documentId` the next number of its (type, year) sequence and writes it with the issue
-   * transition. Returns the issued document, or null when the document is not issuable (any more).
+   * transition. Returns the issued document, or null when the document is not issuable (any more) or
+   * changed meanwhile (the caller re-reads it and tries again).
    */
   async assign(
     tenant: Tenant,
@@ -134,12 +158,18 @@ export class Numbering {
       }
       const doc = attempt === 0 && !waited ? first : await this.store.documents.get(documentId);
       if (!doc || !issuable(doc)) return null;
+      // issue_date moved to another year since the sequence was chosen: start over in that year's.
+      if (yearOf(doc) !== year) return null;
+      if (!(await this.rules.check(doc))) return null;
       const number = seq.last + 1;
+      const formatted = formatNumber(format, year, number);
+      await this.refuseTakenNumber(doc, formatted);
       const pending: PendingNumber = {
         document_id: doc.id,
         year,
         number,
-        formatted: formatNumber(format, year, number),
+        formatted,
+        revision: revisionOf(doc),
         reserved_at: this.clock.now().toISOString(),
         supplier: snapshots.supplier,
         purchaser: snapshots.purchaser,
@@ -171,20 +201,39 @@ export class Numbering {
         await this.release(seq, p, false);
         return doc;
       }
-      if (doc && doc.type === seq.type && issuable(doc)) {
+      if (doc && doc.type === seq.type && this.appliesTo(doc, p)) {
+        let written: DocumentRecord;
         try {
-          const written = await this.store.documents.update(applyIssue(doc, p, this.clock.now().toISOString(), this.events));
-          await this.release(seq, p, false);
-          return written;
+          written = await this.store.documents.update(applyIssue(doc, p, this.clock.now().toISOString(), this.events));
         } catch (err) {
           if (err instanceof VersionConflict) continue;
-          throw err;
+          if (!(err instanceof UniqueViolation)) throw err;
+          // The text is taken for good (numbers are never freed): give the counter back, refuse.
+          await this.release(seq, p, true);
+          throw numberTaken(p.formatted);
         }
+        await this.release(seq, p, false);
+        await this.rules.completed(written);
+        return written;
       }
       await this.release(seq, p, true);
       return null;
     }
     throw new VersionConflict('documents', p.document_id);
+  }
+
+  /** The pending number may be written on `doc`: still the draft, at the revision its issuer checked. */
+  private appliesTo(doc: DocumentRecord, p: PendingNumber): boolean {
+    return issuable(doc) && yearOf(doc) === p.year && (p.revision === undefined || revisionOf(doc) === p.revision);
+  }
+
+  /**
+   * Two number formats can print the same text (YYN in 2012 and NYY in 2021 both give "121"): a
+   * number text is unique per workspace, mode and type, so the issue is refused before reserving.
+   */
+  private async refuseTakenNumber(doc: DocumentRecord, formatted: string): Promise<void> {
+    const taken = await this.store.documents.findOne({ account_id: doc.account_id, livemode: doc.livemode, type: doc.type, number: formatted });
+    if (taken) throw numberTaken(formatted);
   }
 
   private async release(seq: SequenceRecord, p: PendingNumber, rollback: boolean): Promise<void> {
@@ -207,3 +256,6 @@ export class Numbering {
     }
   }
 }
+
+const numberTaken = (formatted: string) =>
+  fail.precondition('number_taken', `the number format yields ${formatted}, which another document already has; change the number format`);

@@ -11,10 +11,15 @@ export const INITIAL_STATUS: Record<DocType, string> = { invoice: 'draft', credi
 export const ISSUED_TYPES: DocType[] = ['invoice', 'credit_note'];
 
 /**
- * Fiscal content: frozen once a document is issued (invoice, credit note), converted (proforma) or
- * accepted (quote). Changing it then is refused (422 document_locked); sending the same value is fine.
+ * What a binding document prints: frozen once it is issued (invoice, credit note, proforma), converted
+ * (proforma) or accepted (quote). Changing any of it then is refused (422 document_locked); sending the
+ * same value is fine. The snapshots derived from them (purchaser, bank_account, supplier) are frozen with
+ * them. Only `pdf_language` (the language it is rendered in) and `paid_on` (payment state) stay editable.
  */
-export const FISCAL_FIELDS = ['purchaser_id', 'issue_date', 'delivery_date', 'currency', 'exchange_rate', 'line_items', 'invoice_id'] as const;
+export const PRINTED_FIELDS = [
+  'purchaser_id', 'issue_date', 'delivery_date', 'due_date', 'currency', 'exchange_rate', 'line_items', 'invoice_id', 'variable_symbol',
+  'bank_account_id', 'note',
+] as const;
 
 export function isLocked(doc: DocumentRecord): boolean {
   switch (doc.type) {
@@ -22,11 +27,13 @@ export function isLocked(doc: DocumentRecord): boolean {
     case 'credit_note':
       return doc.status !== 'draft';
     case 'proforma':
-      return doc.status === 'converted';
+      return doc.status !== 'open';
     case 'quote':
       return doc.status === 'accepted';
   }
 }
+
+export const revisionOf = (doc: DocumentRecord): number => doc.revision ?? 0;
 
 /** A draft that may still receive a number. Monotonic: once false for a document, never true again. */
 export function issuable(doc: DocumentRecord): boolean {
@@ -39,7 +46,7 @@ export function creditedAmount(doc: DocumentRecord): Decimal {
 
 /**
  * What the purchaser still owes: an invoice's total less applied credit notes (0 once paid); a proforma's
- * total; credit notes and quotes are not payment obligations (0).
+ * total until it is paid or converted; credit notes and quotes are not payment obligations (0).
  */
 export function amountDue(doc: DocumentRecord): string {
   switch (doc.type) {
@@ -49,6 +56,8 @@ export function amountDue(doc: DocumentRecord): string {
       return formatMoney(Decimal.max(due, 0), doc.currency);
     }
     case 'proforma':
+      // Paid, or converted (the invoice carries the debt from then on): nothing due on the proforma.
+      if (doc.status === 'paid' || doc.status === 'converted') return formatMoney(new Decimal(0), doc.currency);
       return doc.totals.total;
     default:
       return formatMoney(new Decimal(0), doc.currency);
@@ -118,6 +127,7 @@ export function applyIssue(doc: DocumentRecord, pending: PendingNumber, at: stri
     variable_symbol: doc.variable_symbol ?? (doc.type === 'invoice' && digits.length > 0 && digits.length <= 10 ? digits : null),
     issued_at: at,
     updated_at: at,
+    revision: revisionOf(doc) + 1,
   };
   return recordedUnder(withEvents(next, events.changed(next, 'issued')), pending.idempotency ?? undefined);
 }

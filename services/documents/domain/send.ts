@@ -79,3 +79,8 @@ export function resolveMail(invoice: DocumentRecord, input: SendInput, workspace
       : template.body({ number, amount: amountDue(invoice), currency: invoice.currency, due: invoice.due_date ?? '', supplier: invoice.supplier.name });
   return { to, cc, bcc, subject, message, locale: lang };
 }
+
+/** "Invoice 2026000001" in a document language (the name of a netted credit-note line). */
+export function invoiceTitle(language: string, number: string): string {
+  return (TEMPLATES[language as Locale] ?? TEMPLATES.en).subject(number);
+}

@@ -4,7 +4,8 @@
 //   VAT per rate  = round(base × rate / 100)                                      per rate   (BT-117)
 //   subtotal = Σ bases, vat_total = Σ VAT per rate, total = subtotal + vat_total
 // Rounding is half away from zero. VAT is rounded once per rate on the document, never per line.
-import { LineItemData, Totals } from '../ports/documents-store';
+import { fail } from '../../shared/errors';
+import { DocumentRecord, LineItemData, Totals } from '../ports/documents-store';
 import { Decimal, formatMoney, formatPlain, formatUnitPrice, roundMoney, sum } from './money';
 
 export interface LineAmounts {
@@ -61,4 +62,34 @@ export function computeTotals(lines: LineItemData[], currency: string): Totals {
     vat_total: formatMoney(vatTotal, currency),
     total: formatMoney(subtotal.plus(vatTotal), currency),
   };
+}
+
+/**
+ * The lines of a full credit of `invoice`. Credit-note lines are positive amounts, so an invoice with
+ * deductions (negative lines) is credited by one line per VAT rate carrying that rate's net base
+ * ("Invoice <number>"): the same bases and so, VAT being rounded per rate, exactly the invoice's
+ * totals. A rate whose base is negative cannot be credited that way (422 negative_line_items).
+ */
+export function fullCreditLines(invoice: DocumentRecord, lineName: string): LineItemData[] {
+  if (!invoice.line_items.some((l) => new Decimal(l.unit_price).isNegative())) return invoice.line_items;
+  const lines: LineItemData[] = [];
+  for (const rate of invoice.totals.vat_breakdown) {
+    const base = new Decimal(rate.base);
+    if (base.isZero()) continue;
+    if (base.isNegative()) {
+      throw fail.invalid(
+        'negative_line_items',
+        `the invoice's deductions at ${rate.vat_rate} % exceed its lines at that rate: send the credit note's line_items (positive amounts)`,
+        'line_items',
+      );
+    }
+    lines.push(
+      pricedLine(
+        { name: lineName, description: '', unit: '' },
+        { quantity: new Decimal(1), unit_price: base, vat_rate: new Decimal(rate.vat_rate), discount: new Decimal(0) },
+        invoice.currency,
+      ),
+    );
+  }
+  return lines;
 }

@@ -34,6 +34,9 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
       document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id, ctx.idempotency)),
     }),
     markInvoicePaid: async (req, ctx) => ({ document: toDocumentMessage(await lifecycle.markPaid(requireTenant(req.tenant), req.id, ctx.idempotency)) }),
+    markProformaPaid: async (req, ctx) => ({
+      document: toDocumentMessage(await lifecycle.markProformaPaid(requireTenant(req.tenant), req.id, ctx.idempotency)),
+    }),
     sendInvoice: async (req, ctx) => ({
       document: toDocumentMessage(
         await lifecycle.send(requireTenant(req.tenant), req.id, {

@@ -110,6 +110,13 @@ export interface CreditAllocation {
 
 /** Keeps the Idempotency-Key it was created under and those of its recent actions (a retry answers it). */
 export interface DocumentRecord extends StoredDoc, CreatedUnderKey, ActionsUnderKeys {
+  /**
+   * Content revision: bumped by every write of the document except the outbox relay's bookkeeping
+   * (which bumps `version` only). Monotonic, so "still at revision r" once false is false for ever:
+   * a number reserved for revision r is written only on revision r (see domain/numbering.ts).
+   * Absent on records written before it existed (read as 0).
+   */
+  revision?: number;
   account_id: number;
   livemode: boolean;
   type: DocType;
@@ -160,6 +167,11 @@ export interface PendingNumber {
   year: number;
   number: number;
   formatted: string;
+  /**
+   * The document's revision whose checks the issuer passed (lines, year, credit reservation): the
+   * number is written only on that revision, else given back. Absent on numbers reserved before it existed.
+   */
+  revision?: number;
   /** When it was reserved (RFC 3339): after a grace period anyone settles it for a silent owner. */
   reserved_at: string;
   /** Snapshots taken by the issuer, applied with the number so a roll-forward needs no remote call. */
