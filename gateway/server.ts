@@ -4,12 +4,12 @@ import express, { NextFunction, Request, Response } from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { EventBus, TOPICS } from '../services/shared/bus/port';
-import { hasScope } from '../services/shared/credentials';
 import { fromMessage } from '../services/shared/events';
 import { RemoteCallError } from '../services/shared/grpc/errors';
 import { checkHealth } from '../services/shared/grpc/server';
 import { Logger } from '../services/shared/logger';
 import { PrincipalCache } from './auth/principals';
+import { SignInThrottle } from './auth/sign-in-throttle';
 import { WorkspaceAccess } from './auth/workspace';
 import { GatewayClients, ServiceAddresses, withCallOptions } from './clients';
 import { RequestContext, RouteResult } from './http/context';
@@ -17,7 +17,7 @@ import { FsBlobStore } from '../services/shared/blobs/fs';
 import { serveSignedBlobs } from './http/blobs';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
-import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator } from './openapi/document';
+import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
 import { hasBody, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
@@ -28,7 +28,7 @@ import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
 import { edgeTestHooks } from './edge/test-hooks';
 import { allRoutes } from './routes';
-import { isAccountScoped, RouteSpec } from './routes/route';
+import { bodyScopes, isAccountScoped, missingScope, routeScopes, RouteSpec } from './routes/route';
 
 export interface GatewayOptions {
   clients: GatewayClients;
@@ -66,6 +66,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upgradeUrl = (accountId: number) => `${upgradeBase}?account_id=${accountId}`;
   const principals = new PrincipalCache(clients.identity, ttl);
   const workspaces = new WorkspaceAccess(clients.identity, ttl, upgradeUrl);
+  const signIns = new SignInThrottle(options.edge.state, options.edge.config.signIn, log);
   const openapi = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
@@ -98,6 +99,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     res.json(openapi.doc);
   });
   const router = express.Router();
+  const readers = new Map(allRoutes.filter((route) => route.method === 'get').map((route) => [route.path, route]));
   for (const route of allRoutes) {
     router[route.method](route.path, handler(route));
   }
@@ -105,7 +107,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     for (const route of testHooks.routes) router[route.method](route.path, handler(route, { documented: false }));
     app.use('/_test/edge', testHooks.control);
   }
-  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log), router);
+  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals), router);
   // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);
@@ -190,7 +192,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   function handler(route: RouteSpec, { documented = true } = {}) {
     const apiPath = openApiPath(route.path);
-    const validateBody = documented ? openapi.requestBody(route.method, apiPath) : undefined;
+    // Documented POSTs and PATCHes take JSON only (gateway/edge/body.ts); GET and DELETE bodies are not read.
+    const bodyRule = documented && (route.method === 'post' || route.method === 'patch') ? openapi.requestBody(route.method, apiPath) : undefined;
+    // A PATCH naming no field changes nothing: it answers what GET answers, and writes nothing (no updated_at bump).
+    const reader = route.method === 'patch' && bodyRule?.declared ? readers.get(route.path) : undefined;
+    const scopes = routeScopes(route);
     if (documented && !openapi.operation(route.method, apiPath)) throw new Error(`route ${route.method} ${route.path} is missing from the OpenAPI document`);
     const mutation = route.method !== 'get';
     // Every POST honours Idempotency-Key (spec §4); GET, PATCH and DELETE ignore the header.
@@ -202,10 +208,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const authorization = req.headers.authorization;
         const principal =
           route.authenticated === false ? undefined : (principals.cached(authorization) ?? (await principals.resolve(authorization, requestId)));
-        if (principal && route.scope && !hasScope(principal.scopes, route.scope[0], route.scope[1])) {
-          const needed = `${route.scope[0]}:${route.scope[1]}`;
-          throw new HttpError(403, 'insufficient_scope', `this credential lacks the ${needed} scope`, { required_scope: needed });
-        }
+        if (principal) requireScopes(principal.scopes, scopes);
         const idempotencyKey = idempotent ? idempotencyKeyOf(req) : undefined;
         const ctx: RequestContext = {
           requestId,
@@ -217,6 +220,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           },
           body: undefined,
           req,
+          signIns,
         };
         if (principal && isAccountScoped(route)) {
           const pending = workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
@@ -226,15 +230,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.
-        const parsed = hasBody(req) ? await readBody(req) : undefined;
-        ctx.body = parsed;
-        if (validateBody) {
-          const body = parsed === undefined ? {} : parsed;
-          if (!validateBody(body)) {
-            const problem = describeAjvError(validateBody.errors![0]);
-            throw new HttpError(422, problem.code, problem.message, { field: problem.field });
-          }
-          ctx.body = body;
+        const parsed = hasBody(req) && (bodyRule || !documented) ? await readBody(req, { jsonOnly: documented }) : undefined;
+        ctx.body = bodyRule ? checkedBody(bodyRule, parsed) : parsed;
+        if (principal) requireScopes(principal.scopes, bodyScopes(route, ctx.body));
+        if (reader && Object.keys(ctx.body as object).length === 0) {
+          writeAnswer(res, answerOf(await unchanged(reader, ctx)));
+          return;
         }
         if (idempotencyKey !== undefined && principal) {
           // Only the handler runs under the key: whatever was refused above kept nothing.
@@ -253,6 +254,30 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         next(err);
       }
     };
+  }
+
+  function requireScopes(granted: readonly string[], needed: ReturnType<typeof routeScopes>): void {
+    const lacking = missingScope(granted, needed);
+    if (lacking) throw new HttpError(403, 'insufficient_scope', `this credential lacks the ${lacking} scope`, { required_scope: lacking });
+  }
+
+  /** The request body as the operation's schema allows it: no body is {} where the body is optional. */
+  function checkedBody(rule: RequestBodyRule, parsed: unknown): unknown {
+    if (parsed === undefined && rule.required) throw new HttpError(422, 'missing_body', 'this request needs a JSON body', { field: 'body' });
+    const body = parsed === undefined ? {} : parsed;
+    if (!rule.validate(body)) {
+      const problem = describeAjvError(rule.validate.errors![0]);
+      throw new HttpError(422, problem.code, problem.message, { field: problem.field });
+    }
+    return body;
+  }
+
+  /** An empty PATCH: the record as GET shows it; a deleted one is 404, as any PATCH of it is. */
+  async function unchanged(reader: RouteSpec, ctx: RequestContext): Promise<RouteResult> {
+    const result = await reader.handle(ctx, clients);
+    const deleted = (result.body as { deleted?: unknown } | undefined)?.deleted;
+    if (deleted !== undefined && deleted !== null) throw new HttpError(404, 'resource_not_found', 'not found');
+    return result;
   }
 
   let server: http.Server | undefined;

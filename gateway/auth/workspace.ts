@@ -7,6 +7,7 @@ import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { HttpError } from '../http/errors';
 import { Tenant } from '../../services/shared/tenant';
+import { LookupGuard } from './lookup-guard';
 
 export interface AccountAccess {
   account_id: number;
@@ -23,16 +24,21 @@ const cacheKey = (userId: number, accountId: number) => `${accountId}:${userId}`
 
 export class WorkspaceAccess {
   private readonly cache: LRUCache<string, AccountAccess>;
+  /** Keyed by account id (workspace events evict a whole account): no answer outlives the TTL or an eviction. */
+  private readonly guard: LookupGuard;
 
   constructor(
     private readonly identity: AsyncClient<typeof IdentityServiceService>,
     ttlMs: number,
     private readonly upgradeUrl: (accountId: number) => string,
+    now: () => number = Date.now,
   ) {
     this.cache = new LRUCache<string, AccountAccess>({ max: 50_000, ttl: ttlMs });
+    this.guard = new LookupGuard(ttlMs, now);
   }
 
   private async lookup(userId: number, accountId: number, requestId: string): Promise<AccountAccess | null> {
+    const lookup = this.guard.start();
     try {
       const res = await this.identity.getAccountAccess({ user_id: userId, account_id: accountId }, { requestId });
       const access: AccountAccess = {
@@ -40,9 +46,11 @@ export class WorkspaceAccess {
         suspended: res.suspended,
         subscription: res.subscription ?? { active: false, features: [], caps: {}, quotas: {} },
       };
-      this.cache.set(cacheKey(userId, accountId), access);
+      const ttl = this.guard.finish(lookup, String(accountId));
+      if (ttl > 0) this.cache.set(cacheKey(userId, accountId), access, { ttl });
       return access;
     } catch (err) {
+      this.guard.abandon();
       if (err instanceof RemoteCallError && err.status === GrpcStatus.NOT_FOUND) return null;
       throw err;
     }
@@ -72,6 +80,7 @@ export class WorkspaceAccess {
   }
 
   evictAccount(accountId: number): void {
+    this.guard.evicted(String(accountId));
     const prefix = `${accountId}:`;
     for (const key of [...this.cache.keys()]) if (key.startsWith(prefix)) this.cache.delete(key);
   }

@@ -3,8 +3,11 @@
 //
 // Written against node:http directly rather than body-parser, which costs a good part of a POST for
 // features the API does not offer (docs/edge.md, "Request bodies"):
-//   - JSON (`application/json`, `application/*+json`) is parsed strictly: an object or array, an empty
-//     body reads as {}; anything else → 400 malformed_json.
+//   - JSON (`application/json`, `application/*+json`) is parsed strictly: an object or array; anything
+//     else → 400 malformed_json. An empty (or all-whitespace) body is no body, whatever its type.
+//   - Operations of the API take JSON only: a body in another media type, or without Content-Type,
+//     → 415 unsupported_media_type (it used to read as {}, so a PATCH "succeeded" changing nothing).
+//     Only the test-only routes (gateway/edge/test-hooks.ts) take other types, e.g. multipart.
 //   - Bodies are UTF-8: another charset → 415 unsupported_charset; a Content-Encoding other than
 //     identity → 415 unsupported_content_encoding (compressed request bodies are not accepted).
 //   - Multipart bodies may be up to 11 MB (a 10 MB file plus the form's overhead), others up to 1 MB
@@ -60,10 +63,8 @@ function read(req: Request, limit: number): Promise<Buffer> {
   });
 }
 
-function parseJson(raw: Buffer): unknown {
-  const text = raw.toString('utf8');
+function parseJson(text: string): unknown {
   const first = /\S/.exec(text)?.[0];
-  if (first === undefined) return {};
   if (first !== '{' && first !== '[') throw new HttpError(400, 'malformed_json', 'the request body is not a JSON object or array');
   try {
     return JSON.parse(text);
@@ -76,10 +77,11 @@ function parseJson(raw: Buffer): unknown {
 export const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 
 /**
- * Reads the body: resolves with the parsed JSON value (undefined for other content types and for
- * requests without body); the raw bytes are then available from rawBodyOf(req).
+ * Reads the body: resolves with the parsed JSON value (undefined for an empty body, for a request
+ * without body and, unless `jsonOnly`, for other content types); the raw bytes are then available
+ * from rawBodyOf(req).
  */
-export async function readBody(req: Request): Promise<unknown> {
+export async function readBody(req: Request, { jsonOnly = false } = {}): Promise<unknown> {
   if (!hasBody(req)) return undefined;
   const encoding = req.headers['content-encoding']?.trim().toLowerCase();
   if (encoding && encoding !== 'identity') {
@@ -94,5 +96,11 @@ export async function readBody(req: Request): Promise<unknown> {
   const multipart = mediaType.startsWith('multipart/');
   const raw = await read(req, multipart ? 11 * MB : MB);
   rawBodies.set(req, raw);
-  return JSON_TYPE.test(mediaType) ? parseJson(raw) : undefined;
+  const text = raw.toString('utf8');
+  if (!/\S/.test(text)) return undefined;
+  if (JSON_TYPE.test(mediaType)) return parseJson(text);
+  if (jsonOnly) {
+    throw new HttpError(415, 'unsupported_media_type', 'request bodies must be JSON: send Content-Type: application/json', { field: 'Content-Type' });
+  }
+  return undefined;
 }

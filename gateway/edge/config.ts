@@ -1,5 +1,7 @@
 // Settings of the edge policies, read from the environment (fail fast on nonsense values).
 import { ConfigError, readEnv } from '../../services/shared/config';
+import { parseTrustProxy, TrustedProxies } from './client-address';
+import { BackoffPolicy } from './ports/edge-state';
 
 export interface EdgeConfig {
   rateLimit: {
@@ -9,9 +11,16 @@ export interface EdgeConfig {
     general: number;
     /** Requests per window per credential for GET …/invoices/<id>/pdf, counted separately (default 30). */
     pdf: number;
-    /** Requests per window per client IP for requests without a well-formed credential (default 300). */
+    /**
+     * Requests per window per client address for requests without a valid credential: no or a
+     * malformed credential, sign-ins, and credentials identity refused (default 300).
+     */
     anonymous: number;
+    /** TRUST_PROXY: proxies whose X-Forwarded-For is believed (default: none, the socket's peer is the client). */
+    trustProxy: TrustedProxies;
   };
+  /** Sign-in attempts per e-mail address: free attempts, then exponential lockouts (429 + Retry-After). */
+  signIn: BackoffPolicy;
   idempotency: {
     /** How long a completed response is kept and replayed (default 24 h). */
     ttlMs: number;
@@ -45,6 +54,13 @@ export function readEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
       general: positive('RATE_LIMIT_GENERAL', 300),
       pdf: positive('RATE_LIMIT_PDF', 30),
       anonymous: positive('RATE_LIMIT_ANONYMOUS', 300),
+      trustProxy: parseTrustProxy(str('TRUST_PROXY', '')),
+    },
+    signIn: {
+      freeAttempts: positive('SIGN_IN_FREE_ATTEMPTS', 5),
+      baseLockMs: positive('SIGN_IN_LOCKOUT_MS', 1_000),
+      maxLockMs: positive('SIGN_IN_MAX_LOCKOUT_MS', 15 * 60 * 1000),
+      forgetMs: positive('SIGN_IN_FORGET_MS', 60 * 60 * 1000),
     },
     idempotency: { ttlMs: positive('IDEMPOTENCY_TTL_MS', 24 * 60 * 60 * 1000), leaseMs },
     testHooks,

@@ -2,7 +2,8 @@
 // the same place that enforces them — rather than from each resource file: every operation may
 // answer 429 and carries the rate-limit headers; every POST takes Idempotency-Key, may answer 409
 // and 400 (malformed key), and its success answers may be replays; every POST and PATCH may answer
-// 400, 413 and 415 for its body (gateway/edge/body.ts). The components referenced here
+// 400, 413, 415 and 422 for its body (gateway/edge/body.ts); every authenticated operation 401, and
+// every workspace operation 402, 403 and 404 (workspace gating). The components referenced here
 // (parameters.IdempotencyKey, headers.*, responses.TooManyRequests / Conflict) live in openapi.yaml.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -12,12 +13,20 @@ const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Rat
 const REPLAY_HEADERS = ['Idempotent-Replayed', 'X-Original-Request-Id'];
 
 export function withEdgePolicies(doc: Json): Json {
-  for (const item of Object.values((doc.paths ?? {}) as Json)) {
+  for (const [path, item] of Object.entries((doc.paths ?? {}) as Json)) {
     for (const method of METHODS) {
       const operation = item?.[method] as Json | undefined;
       if (!operation) continue;
       const responses = (operation.responses ??= {}) as Json;
       responses['429'] ??= ref('#/components/responses/TooManyRequests');
+      // Authentication, scopes and workspace gating are the gateway's, before any route runs.
+      const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
+      if (authenticated) responses['401'] ??= ref('#/components/responses/Unauthorized');
+      if (path.startsWith('/accounts/{account_id}')) {
+        responses['402'] ??= ref('#/components/responses/PaymentRequired');
+        responses['403'] ??= ref('#/components/responses/Forbidden');
+        responses['404'] ??= ref('#/components/responses/NotFound');
+      }
       const post = method === 'post';
       if (post) {
         const parameters = (operation.parameters ??= []) as Json[];
@@ -32,6 +41,8 @@ export function withEdgePolicies(doc: Json): Json {
         responses['400'] ??= ref('#/components/responses/BadRequest');
         responses['413'] ??= ref('#/components/responses/PayloadTooLarge');
         responses['415'] ??= ref('#/components/responses/UnsupportedMediaType');
+        // Bodies are validated against this document (422), also where an operation declares none.
+        responses['422'] ??= ref('#/components/responses/Unprocessable');
       }
       for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
         if (response.$ref) continue; // shared responses declare their headers in openapi.yaml

@@ -1,76 +1,124 @@
-// Request limits (spec §8): fixed windows per credential, one edge-state round trip per request.
-// Every /api/v1 response carries X-RateLimit-Limit, -Remaining and -Reset (seconds until the window
-// ends); a 429 also carries Retry-After (the same number of seconds) and the JSON error body.
-import { createHash } from 'node:crypto';
+// Request limits (spec §8): fixed windows, one edge-state round trip per request with a credential
+// this gateway has already verified. Every /api/v1 response carries X-RateLimit-Limit, -Remaining and
+// -Reset (seconds until the window ends); a 429 also carries Retry-After (the same number of seconds)
+// and the JSON error body.
+//
+// Who is charged (docs/edge.md, "Rate limits"): a credential only once it is known valid — a token
+// is just a string a client chose, and charging "its" counter let a client rotating made-up tokens
+// go unlimited. Everything else — no or a malformed credential, sign-ins, a credential identity
+// refuses — is charged to the client address (TRUST_PROXY decides what that is). A credential not yet
+// verified by this gateway is first charged to the address (so a flood of guesses is refused before
+// it reaches identity) and, once identity vouches for it, refunded there and charged to itself.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { Principal } from '../../gen/invoicing/identity/v1/identity';
 import { bearerToken, looksLikeJwt, parseApiToken } from '../../services/shared/credentials';
+import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { Logger } from '../../services/shared/logger';
+import { PrincipalCache } from '../auth/principals';
 import { HttpError } from '../http/errors';
+import { clientAddress } from './client-address';
 import { EdgeConfig } from './config';
-import { EdgeState } from './ports/edge-state';
+import { EdgeState, WindowCount } from './ports/edge-state';
 
 /** GET …/invoices/<id>/pdf has its own budget (30/min), not counted in the general one. Matched on
  * the raw URL below the /api/v1 mount (query string allowed) to spare a URL parse per request. */
 const PDF_URL = /^\/accounts\/[^/?]+\/invoices\/[^/?]+\/pdf\/?(?:\?|$)/i; // routing is case-insensitive too
+/** Sign-in is how a client gets a credential: always charged to its address, whatever it carries. */
+const SIGN_IN_URL = /^\/auth\/sign_in\/?(?:\?|$)/i;
+
 export interface RateLimitBucket {
-  /** Counter key: bucket name and subject (credential hash or client IP). */
+  /** Counter key: bucket name and subject (credential id or client address). */
   key: string;
   limit: number;
 }
 
-/**
- * Which counter a request is charged to. The subject is the credential, identified by a hash of the
- * bearer token before it is resolved (so a flood never reaches the identity service); requests
- * without a well-formed token (they all end in 401, or are sign-ins) are counted per client IP.
- */
-/** token → its counter subject ('' when malformed); bounded, dropped wholesale when full. */
-const subjects = new Map<string, string>();
+type Limits = EdgeConfig['rateLimit'];
 
-function credentialSubject(token: string): string {
-  let subject = subjects.get(token);
-  if (subject === undefined) {
-    subject = parseApiToken(token) || looksLikeJwt(token) ? createHash('sha256').update(token).digest('base64url') : '';
-    if (subjects.size >= 10_000) subjects.clear();
-    subjects.set(token, subject);
-  }
-  return subject;
+/** The bucket of a credential identity has vouched for. */
+export function credentialBucket(req: Request, principal: Principal, config: Limits): RateLimitBucket {
+  const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_URL.test(req.url);
+  return pdf ? { key: `pdf:${principal.credential_id}`, limit: config.pdf } : { key: `api:${principal.credential_id}`, limit: config.general };
 }
 
-export function bucketOf(req: Request, config: EdgeConfig['rateLimit']): RateLimitBucket {
-  const token = bearerToken(req.headers.authorization);
-  const credential = token ? credentialSubject(token) : '';
-  if (credential) {
-    const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_URL.test(req.url);
-    return pdf ? { key: `pdf:${credential}`, limit: config.pdf } : { key: `api:${credential}`, limit: config.general };
-  }
-  return { key: `ip:${req.socket.remoteAddress ?? 'unknown'}`, limit: config.anonymous };
+/** The bucket of requests without a valid credential: the client address. */
+export function addressBucket(req: Request, config: Limits): RateLimitBucket {
+  return { key: `ip:${clientAddress(req, config.trustProxy)}`, limit: config.anonymous };
 }
 
-export function rateLimiter(state: EdgeState, config: EdgeConfig['rateLimit'], log: Logger): RequestHandler {
+/** A refusal that says the credential is not valid (as opposed to identity being unreachable). */
+function isInvalidCredential(err: unknown): boolean {
+  return (err instanceof HttpError && err.status === 401) || (err instanceof RemoteCallError && err.status === GrpcStatus.UNAUTHENTICATED);
+}
+
+/** Sets the X-RateLimit-* headers; true when the request is within the limit. */
+export function applyWindow(res: Response, bucket: { limit: number }, { count, resetMs }: WindowCount): boolean {
+  res.setHeader('X-RateLimit-Limit', String(bucket.limit));
+  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, bucket.limit - count)));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil(resetMs / 1000)));
+  return count <= bucket.limit;
+}
+
+export function rateLimiter(state: EdgeState, config: Limits, log: Logger, principals: PrincipalCache): RequestHandler {
   let lastFailureLog = 0;
+  const unavailable = (err: unknown) => {
+    // Fail open: an unreachable edge state must not take the API down; the request goes on unlimited.
+    const now = Date.now();
+    if (now - lastFailureLog > 10_000) {
+      lastFailureLog = now;
+      log.error({ err: err instanceof Error ? err.message : String(err) }, 'rate limiter unavailable; requests pass unlimited');
+    }
+  };
+  const refused = (res: Response, bucket: RateLimitBucket) => {
+    const reset = String(res.getHeader('X-RateLimit-Reset'));
+    res.setHeader('Retry-After', reset);
+    return new HttpError(429, 'rate_limited', `rate limit of ${bucket.limit} requests per ${Math.round(config.windowMs / 1000)} s exceeded; retry in ${reset} s`);
+  };
+
+  /** Charges `bucket`; resolves true when the request may go on (within the limit, or the state is down). */
+  const charge = async (res: Response, bucket: RateLimitBucket): Promise<boolean> => {
+    let window: WindowCount;
+    try {
+      window = await state.hit(bucket.key, config.windowMs);
+    } catch (err) {
+      unavailable(err);
+      return true;
+    }
+    return applyWindow(res, bucket, window);
+  };
+
+  /** A credential this gateway has not verified yet: the address pays for the lookup unless it is valid. */
+  const unverified = async (req: Request, res: Response): Promise<void> => {
+    const address = addressBucket(req, config);
+    if (!(await charge(res, address))) throw refused(res, address);
+    let principal: Principal;
+    try {
+      principal = await principals.resolve(req.headers.authorization, res.locals.requestId as string);
+    } catch (err) {
+      // An invalid credential stays charged to the address; identity being unreachable is nobody's fault.
+      if (!isInvalidCredential(err)) await state.refund(address.key).catch(unavailable);
+      throw err;
+    }
+    await state.refund(address.key).catch(unavailable);
+    const bucket = credentialBucket(req, principal, config);
+    if (!(await charge(res, bucket))) throw refused(res, bucket);
+  };
+
   return (req: Request, res: Response, next: NextFunction) => {
-    const bucket = bucketOf(req, config);
-    state.hit(bucket.key, config.windowMs).then(
-      ({ count, resetMs }) => {
-        const reset = String(Math.ceil(resetMs / 1000));
-        res.setHeader('X-RateLimit-Limit', String(bucket.limit));
-        res.setHeader('X-RateLimit-Remaining', String(Math.max(0, bucket.limit - count)));
-        res.setHeader('X-RateLimit-Reset', reset);
-        if (count <= bucket.limit) return next();
-        res.setHeader('Retry-After', reset);
-        next(
-          new HttpError(429, 'rate_limited', `rate limit of ${bucket.limit} requests per ${Math.round(config.windowMs / 1000)} s exceeded; retry in ${reset} s`),
-        );
-      },
-      (err: unknown) => {
-        // Fail open: an unreachable edge state must not take the API down; the request goes on unlimited.
-        const now = Date.now();
-        if (now - lastFailureLog > 10_000) {
-          lastFailureLog = now;
-          log.error({ err: err instanceof Error ? err.message : String(err) }, 'rate limiter unavailable; requests pass unlimited');
-        }
-        next();
-      },
-    );
+    const signIn = req.method === 'POST' && SIGN_IN_URL.test(req.url);
+    const principal = signIn ? undefined : principals.cached(req.headers.authorization);
+    if (principal) {
+      // The common case: a credential verified within the cache TTL, one round trip.
+      const bucket = credentialBucket(req, principal, config);
+      charge(res, bucket).then((ok) => next(ok ? undefined : refused(res, bucket)), next);
+      return;
+    }
+    const token = signIn ? undefined : bearerToken(req.headers.authorization);
+    if (token && (parseApiToken(token) || looksLikeJwt(token))) {
+      unverified(req, res).then(() => next(), next);
+      return;
+    }
+    const bucket = addressBucket(req, config);
+    charge(res, bucket).then((ok) => next(ok ? undefined : refused(res, bucket)), next);
   };
 }

@@ -1,6 +1,7 @@
 // What a route handler gets: the authenticated principal, the resolved tenant and the parsed request.
 import type { Request } from 'express';
 import { Principal } from '../../gen/invoicing/identity/v1/identity';
+import { SignInThrottle } from '../auth/sign-in-throttle';
 import { AccountAccess } from '../auth/workspace';
 
 import { Tenant } from '../../services/shared/tenant';
@@ -17,6 +18,8 @@ export interface RequestContext {
   query: Request['query'];
   body: unknown;
   req: Request;
+  /** Sign-in attempts per e-mail address (used by POST /auth/sign_in). */
+  signIns: SignInThrottle;
 }
 
 export interface RouteResult {

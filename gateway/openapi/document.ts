@@ -32,8 +32,20 @@ export function openApiPath(expressPath: string): string {
   return expressPath.replace(/:([a-z_]+)/g, '{$1}');
 }
 
+export interface RequestBodyRule {
+  /** Whether the operation declares a request body at all. */
+  declared: boolean;
+  /** Whether a request without body (no bytes) is refused (422 missing_body). */
+  required: boolean;
+  validate: ValidateFunction;
+}
+
+/** The body of an operation that takes none: absent, or an object without fields. */
+const NO_FIELDS = { type: 'object', additionalProperties: false };
+
 export class OpenApiValidator {
   private readonly ajv: Ajv2020;
+  private noBody?: ValidateFunction;
 
   constructor(readonly doc: Json) {
     this.ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
@@ -49,10 +61,16 @@ export class OpenApiValidator {
     return this.doc.paths?.[apiPath]?.[method];
   }
 
-  /** Validator of an operation's JSON request body, or undefined when it takes none. */
-  requestBody(method: string, apiPath: string): ValidateFunction | undefined {
-    if (!this.operation(method, apiPath)?.requestBody) return undefined;
-    return this.compile(`/paths/${escape(apiPath)}/${method}/requestBody/content/application~1json/schema`);
+  /**
+   * How an operation takes its JSON request body. An operation that declares none still reads one
+   * (so nothing a client sends is silently ignored): only no body or an empty object passes.
+   */
+  requestBody(method: string, apiPath: string): RequestBodyRule {
+    const body = this.operation(method, apiPath)?.requestBody as Json | undefined;
+    if (!body) return { declared: false, required: false, validate: (this.noBody ??= this.ajv.compile(NO_FIELDS)) };
+    const validate = this.compile(`/paths/${escape(apiPath)}/${method}/requestBody/content/application~1json/schema`);
+    if (!validate) throw new Error(`${method} ${apiPath}: the request body has no application/json schema`);
+    return { declared: true, required: body.required === true, validate };
   }
 
   /** Validator of a response body by status (falling back to `default`). */

@@ -9,7 +9,10 @@ export const authRoutes: RouteSpec[] = [
     authenticated: false,
     handle: async (ctx, { identity }) => {
       const body = ctx.body as { email: string; password: string };
-      return { status: 200, body: await identity.signIn({ email: body.email, password: body.password }, { requestId: ctx.requestId }) };
+      const session = await ctx.signIns.guard(body.email, ctx.req.res!, () =>
+        identity.signIn({ email: body.email, password: body.password }, { requestId: ctx.requestId }),
+      );
+      return { status: 200, body: session };
     },
   },
   {

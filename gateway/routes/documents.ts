@@ -67,6 +67,14 @@ function documentInput(body: Body): DocumentInput {
   };
 }
 
+/** What a document body copies from other resources: the purchaser's details, the bank account, and
+ * (credit notes) the invoice's purchaser, currency and lines. */
+function readsOf(kind: Kind): RouteSpec['reads'] {
+  const reads: RouteSpec['reads'] = { purchaser_id: 'contacts', bank_account_id: 'bank_accounts' };
+  if (kind.segment === 'credit_notes') reads.invoice_id = 'invoices';
+  return reads;
+}
+
 const addresses = (value: unknown): string[] => (value === undefined || value === null ? [] : Array.isArray(value) ? value : [value as string]);
 
 const id = (ctx: RequestContext, kind: Kind) => pathId(ctx.params.id, kind.what);
@@ -90,6 +98,7 @@ function crudRoutes(kind: Kind): RouteSpec[] {
       path: base,
       operationId: `create${kind.singular}`,
       scope: ['write', kind.segment],
+      reads: readsOf(kind),
       handle: async (ctx, { documents }) => {
         const res = await documents.createDocument({ tenant: ctx.tenant, type: kind.type, input: documentInput(ctx.body as Body) }, opts(ctx));
         return { status: 201, body: presentDocument(res.document!) };
@@ -110,6 +119,7 @@ function crudRoutes(kind: Kind): RouteSpec[] {
       path: `${base}/:id`,
       operationId: `update${kind.singular}`,
       scope: ['write', kind.segment],
+      reads: readsOf(kind),
       handle: async (ctx, { documents }) => {
         const res = await documents.updateDocument(
           { tenant: ctx.tenant, type: kind.type, id: id(ctx, kind), input: documentInput(ctx.body as Body) },
@@ -212,6 +222,7 @@ const actionRoutes: RouteSpec[] = [
     path: '/accounts/:account_id/proformas/:id/convert_to_invoice',
     operationId: 'convertProformaToInvoice',
     scope: ['manage', 'proformas'],
+    alsoRequires: [['write', 'invoices']],
     handle: async (ctx, { documents }) => {
       const res = await documents.convertProforma({ tenant: ctx.tenant, id: id(ctx, PROFORMAS) }, opts(ctx));
       return { status: 201, body: presentDocument(res.invoice!) };
@@ -233,6 +244,7 @@ const actionRoutes: RouteSpec[] = [
       path: `/accounts/:account_id/quotes/:id/convert_to_${target}`,
       operationId: target === 'invoice' ? 'convertQuoteToInvoice' : 'convertQuoteToProforma',
       scope: ['manage', 'quotes'],
+      alsoRequires: [['write', target === 'invoice' ? 'invoices' : 'proformas']],
       handle: async (ctx, { documents }) => {
         const res = await documents.convertQuote(
           { tenant: ctx.tenant, id: id(ctx, QUOTES), target: target === 'invoice' ? INVOICES.type : PROFORMAS.type },

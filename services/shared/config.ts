@@ -17,7 +17,22 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env) {
     if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
     return Number(raw);
   };
-  return { str, optional, int };
+  /** A signing secret: required, at least MIN_SECRET_BYTES bytes (UTF-8), so HMACs cannot be brute-forced. */
+  const secret = (name: string): string => checkSecret(name, str(name));
+  return { str, optional, int, secret };
+}
+
+/** HS256 and the HMACs of cursors and URLs need a key of at least the hash's 256 bits. */
+export const MIN_SECRET_BYTES = 32;
+
+export function checkSecret(name: string, value: string): string {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      `${name} must be at least ${MIN_SECRET_BYTES} bytes (got ${bytes}); generate one with: openssl rand -base64 32`,
+    );
+  }
+  return value;
 }
 
 export interface EngineUrls {

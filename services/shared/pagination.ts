@@ -7,6 +7,11 @@ import { fail } from './errors';
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
 
+/** base64url(JSON) "." 22 characters of base64url HMAC: the only shape encode() produces. */
+const CURSOR_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/;
+/** Far above any cursor encode() produces (a few sort values and a filter key), far below a DoS. */
+const MAX_CURSOR_LENGTH = 2048;
+
 export interface PageInput {
   page_size?: number;
   page_token?: string;
@@ -34,6 +39,18 @@ export class CursorCodec {
     return `${body}.${this.sign(body)}`;
   }
 
+  /**
+   * The keyset and filters of a cursor this API issued, else undefined. Anything else a client sends —
+   * garbage, another encoding, multibyte text, a truncated or oversized token — is checked for its
+   * exact shape first, so the signature comparison always sees two ASCII strings of equal length.
+   */
+  private verify(token: string): { a: Keyset; f: string } | undefined {
+    if (token.length > MAX_CURSOR_LENGTH || !CURSOR_SHAPE.test(token)) return undefined;
+    const [body, sig] = token.split('.');
+    if (!timingSafeEqual(Buffer.from(sig, 'latin1'), Buffer.from(this.sign(body), 'latin1'))) return undefined;
+    return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { a: Keyset; f: string };
+  }
+
   /** Validates size and token; `filterKey` names the list and its filters (e.g. "contacts|q=acme"). */
   resolve(page: PageInput | undefined, filterKey: string): ResolvedPage {
     const size = page?.page_size ?? 0;
@@ -43,10 +60,8 @@ export class CursorCodec {
     const limit = size === 0 ? DEFAULT_PAGE_SIZE : size;
     const token = page?.page_token ?? '';
     if (!token) return { limit };
-    const [body, sig] = token.split('.');
-    const valid = body && sig && sig.length === 22 && timingSafeEqual(Buffer.from(sig), Buffer.from(this.sign(body)));
-    if (!valid) throw fail.invalid('invalid_cursor', 'cursor is malformed or was not issued by this API', 'cursor');
-    const decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { a: Keyset; f: string };
+    const decoded = this.verify(token);
+    if (!decoded) throw fail.invalid('invalid_cursor', 'cursor is malformed or was not issued by this API', 'cursor');
     if (decoded.f !== filterKey) {
       throw fail.invalid('invalid_cursor', 'cursor belongs to a different list or different filters', 'cursor');
     }

@@ -1,9 +1,11 @@
 // Signing secrets. Distributed mode takes them from the environment (a Kubernetes Secret);
-// embedded mode generates them once and keeps them in DATA_DIR so tokens and cursors survive restarts.
+// embedded mode generates them once (32 random bytes each) and keeps them in DATA_DIR so tokens and
+// cursors survive restarts. Either way every secret must be at least 32 bytes (checkSecret): a short
+// HMAC key is guessable offline from a single token.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { readEnv } from './config';
+import { checkSecret, readEnv } from './config';
 
 export interface Secrets {
   jwtSecret: string;
@@ -14,8 +16,8 @@ export interface Secrets {
 
 export function loadSecrets(dataDir: string | undefined, env: NodeJS.ProcessEnv = process.env): Secrets {
   if (env.JWT_SECRET || !dataDir) {
-    const { str } = readEnv(env);
-    return { jwtSecret: str('JWT_SECRET'), cursorSecret: str('CURSOR_SECRET'), urlSecret: str('URL_SECRET') };
+    const { secret } = readEnv(env);
+    return { jwtSecret: secret('JWT_SECRET'), cursorSecret: secret('CURSOR_SECRET'), urlSecret: secret('URL_SECRET') };
   }
   const file = path.join(dataDir, 'secrets.json');
   if (!existsSync(file)) {
@@ -27,5 +29,10 @@ export function loadSecrets(dataDir: string | undefined, env: NodeJS.ProcessEnv 
     };
     writeFileSync(file, JSON.stringify(fresh, null, 2), { mode: 0o600 });
   }
-  return JSON.parse(readFileSync(file, 'utf8')) as Secrets;
+  const kept = JSON.parse(readFileSync(file, 'utf8')) as Secrets;
+  return {
+    jwtSecret: checkSecret(`jwtSecret of ${file}`, kept.jwtSecret ?? ''),
+    cursorSecret: checkSecret(`cursorSecret of ${file}`, kept.cursorSecret ?? ''),
+    urlSecret: checkSecret(`urlSecret of ${file}`, kept.urlSecret ?? ''),
+  };
 }

@@ -365,7 +365,8 @@ describe('DELETE /accounts/<id>/<type>/<id> (soft)', () => {
 describe('scopes (§5)', () => {
   it('read:<type> reads, write:<type> creates/updates/deletes, actions need manage:<type>', async () => {
     const reader = await tokenFor(system, 'pat', ws.ownerEmail, 'read:invoices');
-    const writer = await tokenFor(system, 'pat', ws.ownerEmail, 'write:invoices');
+    // Creating from a purchaser copies its details: read:contacts too (docs/decisions.md, scopes).
+    const writer = await tokenFor(system, 'pat', ws.ownerEmail, 'write:invoices,read:contacts');
     const manager = await tokenFor(system, 'pat', ws.ownerEmail, 'manage:invoices');
     expect((await api.get(`${ws.base}/invoices`, { token: reader })).status).toBe(200);
     const denied = await api.post(`${ws.base}/invoices`, { purchaser_id: ws.purchaser }, { token: reader });
@@ -402,7 +403,7 @@ describe('scopes (§5)', () => {
 
 describe('sandbox (test workspace tokens)', () => {
   it('test-mode documents are invisible to live credentials and numbered separately', async () => {
-    const testToken = await tokenFor(system, 'test', ws.id, 'manage:invoices');
+    const testToken = await tokenFor(system, 'test', ws.id, 'manage:invoices,read:contacts');
     const testPurchaser = await api.post(`${ws.base}/contacts`, { name: 'Sandbox', invoice_account: { name: 'Sandbox buyer' } }, { token: await tokenFor(system, 'test', ws.id, 'write:contacts') });
     const made = await api.post(`${ws.base}/invoices`, { purchaser_id: testPurchaser.body.invoice_account_id, line_items: [line()] }, { token: testToken });
     expect(made.status).toBe(201);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SignJWT } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import { mintToken } from '../../services/shared/credentials';
 import { Api, eventually } from '../support/api';
 import { createUser, createWorkspace, tokenFor, uniqueEmail, Workspace } from '../support/fixtures';
@@ -13,8 +13,16 @@ let system: System;
 let api: Api;
 let ws: Workspace;
 
+// Secrets given explicitly (both modes), so the tests can forge session tokens with the real key.
+const secrets = {
+  JWT_SECRET: randomBytes(32).toString('base64url'),
+  CURSOR_SECRET: randomBytes(32).toString('base64url'),
+  URL_SECRET: randomBytes(32).toString('base64url'),
+};
+const jwtKey = new TextEncoder().encode(secrets.JWT_SECRET);
+
 beforeAll(async () => {
-  system = await startSystem();
+  system = await startSystem({ env: secrets });
   api = new Api(system.baseUrl);
   ws = await createWorkspace(system, 'ACME s.r.o.');
 });
@@ -150,15 +158,39 @@ describe('POST /auth/sign_in and /auth/sign_out', () => {
   });
 
   it('401 for an expired session', async () => {
-    const secret = system.mode === 'embedded'
-      ? JSON.parse(readFileSync(path.join(system.cliEnv.DATA_DIR, 'secrets.json'), 'utf8')).jwtSecret
-      : undefined;
-    if (!secret) return expect(system.mode).toBe('distributed'); // the secret is not readable from outside a pod
     const expired = await new SignJWT({ sid: 1 }).setProtectedHeader({ alg: 'HS256' }).setSubject('1').setIssuer('invoicing')
-      .setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(new TextEncoder().encode(secret));
+      .setAudience('invoicing-api').setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(jwtKey);
     const res = await api.get('/api/v1/user', { token: expired });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('expired_credentials');
+  });
+});
+
+describe('session tokens are bound to this API (aud)', () => {
+  it('a session token carries aud "invoicing-api"; the same session signed without aud or for another audience → 401 invalid_credentials', async () => {
+    const token = await signIn(ws.ownerEmail);
+    const claims = decodeJwt(token);
+    expect(claims.aud).toBe('invoicing-api');
+    expect((await api.get('/api/v1/user', { token })).status).toBe(200);
+    const resign = (audience?: string) => {
+      const jwt = new SignJWT({ sid: claims.sid }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(claims.sub!)
+        .setIssuer('invoicing').setIssuedAt().setExpirationTime(claims.exp!);
+      return (audience ? jwt.setAudience(audience) : jwt).sign(jwtKey);
+    };
+    // Control: the very same claims with the right audience are accepted, so only aud decides below.
+    expect((await api.get('/api/v1/user', { token: await resign('invoicing-api') })).status).toBe(200);
+    for (const forged of [await resign(), await resign('invoicing-admin')]) {
+      const res = await api.get('/api/v1/user', { token: forged });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('invalid_credentials');
+    }
+  });
+});
+
+describe('signing secrets are at least 32 bytes', () => {
+  it.each(['JWT_SECRET', 'URL_SECRET', 'CURSOR_SECRET'])('the system refuses to start with a %s of 31 bytes, naming it', async (name) => {
+    const weak = { ...secrets, [name]: 'x'.repeat(31) };
+    await expect(startSystem({ env: weak })).rejects.toThrow(new RegExp(`${name} must be at least 32 bytes`));
   });
 });
 

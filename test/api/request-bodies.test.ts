@@ -7,17 +7,29 @@ let system: System;
 let api: Api;
 let ws: Workspace;
 let contacts: string;
+let invoices: string;
+let purchaser: number;
 
 beforeAll(async () => {
   system = await startSystem();
   ws = await createWorkspace(system);
   api = new Api(system.baseUrl, ws.pat);
   contacts = `/api/v1/accounts/${ws.id}/contacts`;
+  invoices = `/api/v1/accounts/${ws.id}/invoices`;
+  await system.cli('plan', 'set', '--workspace', String(ws.id), '--cap', 'bank_accounts=10');
+  purchaser = (await api.post(contacts, { name: 'Buyer', invoice_account: { name: 'Buyer a.s.', email: 'ap@buyer.example' } })).body.invoice_account_id;
 });
 afterAll(() => system?.stop());
 
 const json = { 'content-type': 'application/json' };
 const valid = JSON.stringify({ name: 'Body test', invoice_account: { name: 'Body Test s.r.o.' } });
+
+async function issuedInvoice(): Promise<{ id: number }> {
+  const draft = await api.post(invoices, { purchaser_id: purchaser, line_items: [{ name: 'Work', unit_price: '10' }] });
+  const issued = await api.post(`${invoices}/${draft.body.id}/issue`);
+  if (issued.status !== 200) throw new Error(`issue: ${issued.status} ${issued.text}`);
+  return issued.body;
+}
 
 async function contactCount(): Promise<number> {
   const res = await api.get(`${contacts}?limit=100&q=body%20test`);
@@ -39,15 +51,101 @@ describe('JSON bodies', () => {
     }
   });
 
-  it('an empty JSON body reads as {} and is validated as such (422, not 400)', async () => {
-    const res = await api.request('POST', contacts, { rawBody: '', headers: json });
-    expect(res.status).toBe(422);
-    expect(res.body.error.code).toBe('missing_field');
+  it('an empty body is no body: 422 missing_body where the body is required (not 400)', async () => {
+    for (const raw of ['', '  \n']) {
+      const res = await api.request('POST', contacts, { rawBody: raw, headers: json });
+      expect([raw, res.status, res.body.error.code]).toEqual([raw, 422, 'missing_body']);
+    }
+  });
+});
+
+describe('415 unsupported_media_type: the API takes JSON bodies only, nothing is written', () => {
+  const NOT_JSON: Array<[string, Record<string, string>, string | Buffer]> = [
+    ['text/plain', { 'content-type': 'text/plain' }, valid],
+    ['form-urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, 'name=Body+test&invoice_account[name]=X'],
+    ['no Content-Type', {}, Buffer.from(valid)],
+    ['application/jsonx', { 'content-type': 'application/jsonx' }, valid],
+  ];
+
+  it.each(NOT_JSON)('POST with %s → 415, nothing created', async (_label, headers, raw) => {
+    const before = await contactCount();
+    const res = await api.request('POST', contacts, { rawBody: raw, headers });
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
+    expect(await contactCount()).toBe(before);
   });
 
-  it('a body in another content type is not parsed: the missing fields are reported (422)', async () => {
-    const res = await api.request('POST', contacts, { rawBody: valid, headers: { 'content-type': 'text/plain' } });
-    expect(res.status).toBe(422);
+  it.each(NOT_JSON)('PATCH with %s → 415, not a 200 that changed nothing', async (_label, headers, raw) => {
+    const created = await api.post(contacts, { name: 'Body test media', invoice_account: { name: 'Media s.r.o.' } });
+    const res = await api.request('PATCH', `${contacts}/${created.body.id}`, { rawBody: raw, headers });
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
+    expect((await api.get(`${contacts}/${created.body.id}`)).body).toEqual(created.body);
+  });
+
+  it('POST …/invoices/<id>/send with a text body → 415 (its `to` is not ignored)', async () => {
+    const invoice = await issuedInvoice();
+    const res = await api.request('POST', `${invoices}/${invoice.id}/send`, { rawBody: JSON.stringify({ to: 'other@example.com' }), headers: { 'content-type': 'text/plain' } });
+    expect(res.status).toBe(415);
+    expect((await api.get(`${invoices}/${invoice.id}`)).body.email_sent_at).toBeNull();
+  });
+});
+
+describe('operations whose body is optional or absent (send, issue, mark_paid, conversions)', () => {
+  it('send: no body and no Content-Type means "all defaults", as an empty JSON object does', async () => {
+    const invoice = await issuedInvoice();
+    const res = await api.request('POST', `${invoices}/${invoice.id}/send`);
+    expect(res.status).toBe(200);
+    expect(res.body.email_sent_at).not.toBeNull();
+  });
+
+  it('an action without a documented body accepts none or {}; fields → 422 unknown_field, other types → 415', async () => {
+    const draft = await api.post(invoices, { purchaser_id: purchaser, line_items: [{ name: 'Work', unit_price: '10' }] });
+    const issue = `${invoices}/${draft.body.id}/issue`;
+    const unknown = await api.post(issue, { number: 'X-1' });
+    expect([unknown.status, unknown.body.error.code, unknown.body.error.field]).toEqual([422, 'unknown_field', 'number']);
+    const text = await api.request('POST', issue, { rawBody: 'issue it', headers: { 'content-type': 'text/plain' } });
+    expect([text.status, text.body.error.code]).toEqual([415, 'unsupported_media_type']);
+    expect((await api.get(`${invoices}/${draft.body.id}`)).body.status).toBe('draft');
+    const issued = await api.post(issue, {});
+    expect([issued.status, issued.body.status]).toEqual([200, 'exposed']);
+    const paid = await api.request('POST', `${invoices}/${draft.body.id}/mark_paid`);
+    expect([paid.status, paid.body.status]).toEqual([200, 'paid']);
+  });
+});
+
+describe('PATCH bodies', () => {
+  it('no body → 422 missing_body, nothing written (updated_at unchanged)', async () => {
+    const created = await api.post(contacts, { name: 'Body test nobody', invoice_account: { name: 'Nobody s.r.o.' } });
+    for (const options of [{}, { rawBody: '', headers: json }]) {
+      const res = await api.request('PATCH', `${contacts}/${created.body.id}`, options);
+      expect([res.status, res.body.error.code]).toEqual([422, 'missing_body']);
+    }
+    const draft = await api.post(invoices, { purchaser_id: purchaser });
+    const res = await api.request('PATCH', `${invoices}/${draft.body.id}`);
+    expect([res.status, res.body.error.code]).toEqual([422, 'missing_body']);
+    expect((await api.get(`${contacts}/${created.body.id}`)).body.updated_at).toBe(created.body.updated_at);
+    expect((await api.get(`${invoices}/${draft.body.id}`)).body.updated_at).toBe(draft.body.updated_at);
+  });
+
+  it('{} names no field: 200 with the record as GET shows it, nothing written (updated_at unchanged)', async () => {
+    const contact = await api.post(contacts, { name: 'Body test empty', invoice_account: { name: 'Empty s.r.o.' } });
+    const draft = await api.post(invoices, { purchaser_id: purchaser });
+    const bank = await api.post(`/api/v1/accounts/${ws.id}/bank_accounts`, { name: 'Empty patch', iban: 'DE89370400440532013000' });
+    for (const path of [`${contacts}/${contact.body.id}`, `${invoices}/${draft.body.id}`, `/api/v1/accounts/${ws.id}/bank_accounts/${bank.body.id}`]) {
+      const before = await api.get(path);
+      const res = await api.patch(path, {});
+      expect([path, res.status]).toEqual([path, 200]);
+      expect(res.body).toEqual(before.body);
+      expect((await api.get(path)).body.updated_at).toBe(before.body.updated_at);
+    }
+  });
+
+  it('{} on a deleted record is 404, as any PATCH of it is', async () => {
+    const bank = await api.post(`/api/v1/accounts/${ws.id}/bank_accounts`, { name: 'Deleted', iban: 'GB82WEST12345698765432' });
+    await api.delete(`/api/v1/accounts/${ws.id}/bank_accounts/${bank.body.id}`);
+    const res = await api.patch(`/api/v1/accounts/${ws.id}/bank_accounts/${bank.body.id}`, {});
+    expect(res.status).toBe(404);
   });
 });
 

@@ -1,7 +1,7 @@
 // Contract of the edge-state port (gateway/edge/ports/edge-state.ts), run against every adapter:
 // edge-state.embedded.test.ts (SQLite + memory) and edge-state.real.test.ts (Redis).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { EdgeState, IdempotencyClaim, StoredResponse } from '../../gateway/edge/ports/edge-state';
+import { BackoffPolicy, EdgeState, IdempotencyClaim, StoredResponse } from '../../gateway/edge/ports/edge-state';
 
 export interface EdgeStateHarness {
   /** A fresh state handle; every handle of one harness shares the same records. */
@@ -74,6 +74,75 @@ export function edgeStateContract(harness: EdgeStateHarness): void {
       const handles = harness.sharedCounters ? [state, peer] : [state];
       const counts = await Promise.all(Array.from({ length: 60 }, (_, i) => handles[i % handles.length].hit(key, 60_000)));
       expect(counts.map((c) => c.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    });
+  });
+
+  describe('refund: a request charged to the wrong subject', () => {
+    it('takes one request back from the current window, without moving it', async () => {
+      const key = `r-${randomUUID()}`;
+      await state.hit(key, 60_000);
+      const second = await state.hit(key, 60_000);
+      await state.refund(key);
+      const third = await state.hit(key, 60_000);
+      expect(third.count).toBe(2);
+      expect(third.resetMs).toBeLessThanOrEqual(second.resetMs);
+    });
+
+    it('never goes below zero and never opens a window', async () => {
+      const key = `r0-${randomUUID()}`;
+      await state.refund(key);
+      expect((await state.hit(key, 60_000)).count).toBe(1);
+      await state.refund(key);
+      await state.refund(key);
+      expect((await state.hit(key, 60_000)).count).toBe(1);
+    });
+  });
+
+  describe('attempt: exponential backoff', () => {
+    const policy: BackoffPolicy = { freeAttempts: 3, baseLockMs: 300, maxLockMs: 500, forgetMs: 60_000 };
+
+    it('allows the free attempts, then locks for the base time, doubling (capped) with each further attempt', async () => {
+      const key = `b-${randomUUID()}`;
+      expect(await state.attempt(key, policy)).toEqual({ allowed: true, attempts: 1, lockMs: 0 });
+      expect(await state.attempt(key, policy)).toEqual({ allowed: true, attempts: 2, lockMs: 0 });
+      expect(await state.attempt(key, policy)).toEqual({ allowed: true, attempts: 3, lockMs: 300 });
+      const locked = await state.attempt(key, policy);
+      expect(locked).toMatchObject({ allowed: false, attempts: 3 });
+      expect(locked.allowed === false && locked.retryAfterMs).toBeGreaterThan(0);
+      expect(locked.allowed === false && locked.retryAfterMs).toBeLessThanOrEqual(300);
+      await sleep(350);
+      expect(await state.attempt(key, policy)).toEqual({ allowed: true, attempts: 4, lockMs: 500 }); // 600, capped at 500
+      expect(await state.attempt(key, policy)).toMatchObject({ allowed: false });
+    });
+
+    it('lets exactly the free attempts through when many arrive at once (counted up front), across handles', async () => {
+      const key = `bc-${randomUUID()}`;
+      const handles = harness.sharedCounters ? [state, peer] : [state];
+      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => handles[i % handles.length].attempt(key, policy)));
+      expect(outcomes.filter((o) => o.allowed)).toHaveLength(policy.freeAttempts);
+    });
+
+    it('clearAttempts forgets them (a success)', async () => {
+      const key = `bx-${randomUUID()}`;
+      for (let i = 0; i < policy.freeAttempts; i++) await state.attempt(key, policy);
+      await state.clearAttempts(key);
+      expect(await state.attempt(key, policy)).toEqual({ allowed: true, attempts: 1, lockMs: 0 });
+    });
+
+    it('forgets the attempts forgetMs after the last one', async () => {
+      const key = `bf-${randomUUID()}`;
+      const short: BackoffPolicy = { ...policy, forgetMs: 150 };
+      await state.attempt(key, short);
+      await state.attempt(key, short);
+      await sleep(250);
+      expect(await state.attempt(key, short)).toEqual({ allowed: true, attempts: 1, lockMs: 0 });
+    });
+
+    it('keeps keys apart', async () => {
+      const [a, b] = [`ba-${randomUUID()}`, `bb-${randomUUID()}`];
+      for (let i = 0; i < policy.freeAttempts; i++) await state.attempt(a, policy);
+      expect((await state.attempt(a, policy)).allowed).toBe(false);
+      expect(await state.attempt(b, policy)).toEqual({ allowed: true, attempts: 1, lockMs: 0 });
     });
   });
 

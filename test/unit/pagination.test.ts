@@ -28,6 +28,35 @@ describe('keyset pagination helper', () => {
     expect(() => codec.resolve({ page_token: foreign }, 'contacts|q=a')).toThrow(/cursor/);
   });
 
+  it('refuses every cursor it did not issue with invalid_cursor, never another error', () => {
+    const token = codec.encode([7], 'k');
+    const [body, sig] = token.split('.');
+    const forged = [
+      'garbage',
+      '.',
+      `${body}.`,
+      `.${sig}`,
+      token.slice(0, -1), // truncated
+      `${token}.extra`,
+      `${body}.${'é'.repeat(22)}`, // 22 characters, 44 bytes: the length check once passed on characters
+      `${body}.${'😀'.repeat(11)}`,
+      `${body}.${sig.slice(0, 21)}é`,
+      `${'€'.repeat(30)}.${sig}`,
+      Buffer.from(JSON.stringify({ a: [7], f: 'k' })).toString('base64') + '.' + sig, // plain base64, unsigned
+      `${'A'.repeat(100_000)}.${sig}`, // huge
+      token.replace('.', '%2E'),
+    ];
+    for (const cursor of forged) {
+      let thrown: unknown;
+      try {
+        codec.resolve({ page_token: cursor }, 'k');
+      } catch (err) {
+        thrown = err;
+      }
+      expect([cursor.slice(0, 40), thrown instanceof DomainError && (thrown as DomainError).code]).toEqual([cursor.slice(0, 40), 'invalid_cursor']);
+    }
+  });
+
   it('reports the last page without a cursor', () => {
     const { page_info } = codec.page([{ id: 1 }], 2, (r) => [r.id], 'k');
     expect(page_info).toEqual({ has_more: false, next_page_token: '' });

@@ -1,6 +1,7 @@
 // Embedded adapter of the edge-state port (one gateway process): idempotency records in SQLite under
 // DATA_DIR (edge.db, WAL) so they survive a restart, and rate-limit counters in memory (a restart
-// starts fresh windows, which can only let a client through early, never refuse it wrongly).
+// starts fresh windows, which can only let a client through early, never refuse it wrongly), as are
+// attempt backoffs (a restart forgets lockouts: it can only let an attempt through early).
 //
 // Every write is one atomic statement on the fast path — begin is a conditional upsert (insert, or
 // take over an expired record), complete an UPDATE guarded by the owner — so a POST costs two small
@@ -12,7 +13,7 @@
 // opened on the same file within the process share one connection.
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BeginOutcome, EdgeState, IdempotencyClaim, StoredResponse, WindowCount } from '../ports/edge-state';
+import { AttemptOutcome, BackoffPolicy, BeginOutcome, EdgeState, IdempotencyClaim, StoredResponse, WindowCount } from '../ports/edge-state';
 
 interface Row {
   fingerprint: string;
@@ -73,6 +74,7 @@ export class SqliteEdgeState implements EdgeState {
   readonly kind = 'embedded';
   private readonly db: Database.Database;
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private readonly attempts = new Map<string, { attempts: number; lockedUntil: number; forgetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly get: Database.Statement<[string], Row>;
   private readonly claim: Database.Statement<[string, string, string, string, number, number]>;
@@ -158,6 +160,29 @@ export class SqliteEdgeState implements EdgeState {
     return { count: window.count, resetMs: window.resetAt - now };
   }
 
+  async refund(key: string): Promise<void> {
+    const window = this.windows.get(key);
+    if (window && window.resetAt > Date.now() && window.count > 0) window.count -= 1;
+  }
+
+  async attempt(key: string, policy: BackoffPolicy): Promise<AttemptOutcome> {
+    const now = Date.now();
+    let entry = this.attempts.get(key);
+    if (!entry || entry.forgetAt <= now) entry = { attempts: 0, lockedUntil: 0, forgetAt: 0 };
+    if (now < entry.lockedUntil) return { allowed: false, attempts: entry.attempts, retryAfterMs: entry.lockedUntil - now };
+    entry.attempts += 1;
+    const beyond = entry.attempts - policy.freeAttempts;
+    const lockMs = beyond < 0 ? 0 : Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** beyond);
+    if (lockMs > 0) entry.lockedUntil = now + lockMs;
+    entry.forgetAt = now + lockMs + policy.forgetMs;
+    this.attempts.set(key, entry);
+    return { allowed: true, attempts: entry.attempts, lockMs };
+  }
+
+  async clearAttempts(key: string): Promise<void> {
+    this.attempts.delete(key);
+  }
+
   async begin(scope: string, claim: IdempotencyClaim, leaseMs: number): Promise<BeginOutcome> {
     for (;;) {
       const now = Date.now();
@@ -199,6 +224,7 @@ export class SqliteEdgeState implements EdgeState {
   sweep(): void {
     const now = Date.now();
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+    for (const [key, entry] of this.attempts) if (entry.forgetAt <= now) this.attempts.delete(key);
     if (this.closed) return;
     for (let after = 0; ; ) {
       const batch = this.oldestStmt.all(after, SWEEP_BATCH);

@@ -1,5 +1,6 @@
 // The edge-state port: the little shared state the gateway's edge policies need across replicas —
-// fixed-window request counters (rate limits) and idempotency records. Two adapters: embedded
+// fixed-window request counters (rate limits), attempt backoff (sign-in per e-mail) and idempotency
+// records. Two adapters: embedded
 // (counters in memory, records in SQLite under DATA_DIR) and Redis (everything in Redis, shared by
 // every gateway replica). Both pass the same contract suite (test/contract/edge-state.contract.ts).
 
@@ -10,6 +11,24 @@ export interface WindowCount {
   /** Milliseconds until the window ends and the count starts again from zero (> 0). */
   resetMs: number;
 }
+
+/** Exponential backoff of attempts under one key (e.g. sign-ins of one e-mail address). */
+export interface BackoffPolicy {
+  /** Attempts allowed before the first lockout. */
+  freeAttempts: number;
+  /** Lockout after the last free attempt; it doubles with every further attempt. */
+  baseLockMs: number;
+  /** Cap of one lockout. */
+  maxLockMs: number;
+  /** The attempts are forgotten this long after the last one (or its lockout) ended. */
+  forgetMs: number;
+}
+
+/**
+ * The outcome of attempt(): `allowed` — counted (`attempts`, this one included) and, once past the
+ * free attempts, the key is locked for `lockMs` from now; or refused while locked, `retryAfterMs` left.
+ */
+export type AttemptOutcome = { allowed: true; attempts: number; lockMs: number } | { allowed: false; attempts: number; retryAfterMs: number };
 
 /** A response as the idempotency layer stores and replays it. */
 export interface StoredResponse {
@@ -50,6 +69,24 @@ export interface EdgeState {
    * request of the window. Atomic: concurrent hits from any number of replicas get distinct counts.
    */
   hit(key: string, windowMs: number): Promise<WindowCount>;
+
+  /**
+   * Takes back one request counted under `key` in its current window (a request first charged to
+   * the client address that turned out to carry a valid credential). Never below 0; never opens or
+   * moves a window.
+   */
+  refund(key: string): Promise<void>;
+
+  /**
+   * Atomically: refuses while `key` is locked; otherwise counts the attempt (up front, so concurrent
+   * attempts cannot all pass) and, when it is beyond `policy.freeAttempts − 1` earlier ones, locks the
+   * key for min(maxLockMs, baseLockMs · 2^(attempts − freeAttempts)). Attempts count until
+   * clearAttempts (a success) or until forgotten (`forgetMs` after the last lockout ends).
+   */
+  attempt(key: string, policy: BackoffPolicy): Promise<AttemptOutcome>;
+
+  /** Forgets the attempts and any lockout of `key` (the attempt succeeded). */
+  clearAttempts(key: string): Promise<void>;
 
   /**
    * Atomically: if `scope` has a live record (completed and not yet expired, or in progress with an
