@@ -1,6 +1,6 @@
 import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency';
 import { DocumentStore } from '../../shared/store/port';
-import { DocumentRecord, DocumentsStore, SequenceRecord, SettingsRecord } from '../ports/documents-store';
+import { DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
 
 const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
 
@@ -16,9 +16,9 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
         ...(d.sequence_number !== null && d.sequence_year !== null
           ? [`number:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.sequence_year}:${d.sequence_number}`]
           : []),
-        ...(d.number !== null ? [`number_text:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
+        ...(d.number !== null ? [`${NUMBER_TEXT_KEY}${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
       ],
-      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['account_id', 'livemode', 'type', 'number'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
     }),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',

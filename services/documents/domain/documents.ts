@@ -3,7 +3,7 @@ import { fail } from '../../shared/errors';
 import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
 import { UniqueViolation } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
-import { DocType, DocumentRecord, OutboxEntry } from '../ports/documents-store';
+import { DocType, DocumentRecord, NUMBER_TEXT_KEY, OutboxEntry } from '../ports/documents-store';
 import { ComposedFields, compose } from './compose';
 import { DocumentsContext, DocumentView } from './context';
 import { DocumentInput } from './fields';
@@ -172,7 +172,7 @@ export async function insertCounted(
     try {
       return await ctx.insert(withEvents(numbered, ...events(numbered)));
     } catch (err) {
-      if (!(err instanceof UniqueViolation) || !err.key.startsWith('number_text:') || attempt >= 20) throw err;
+      if (!(err instanceof UniqueViolation) || !err.key.startsWith(NUMBER_TEXT_KEY) || attempt >= 20) throw err;
     }
   }
 }

@@ -24,7 +24,7 @@ import { IdempotencyToken } from '../../shared/idempotency';
 import { Tenant } from '../../shared/tenant';
 import { DuplicateId, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { Clock } from '../ports/directory';
-import { DocType, DocumentRecord, DocumentsStore, PartyData, PendingNumber, SequenceRecord } from '../ports/documents-store';
+import { DocType, DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, PartyData, PendingNumber, SequenceRecord } from '../ports/documents-store';
 import { formatNumber } from './number-format';
 import { applyIssue, EventFactory, issuable, revisionOf } from './records';
 
@@ -163,7 +163,6 @@ export class Numbering {
       if (!(await this.rules.check(doc))) return null;
       const number = seq.last + 1;
       const formatted = formatNumber(format, year, number);
-      await this.refuseTakenNumber(doc, formatted);
       const pending: PendingNumber = {
         document_id: doc.id,
         year,
@@ -207,7 +206,8 @@ export class Numbering {
           written = await this.store.documents.update(applyIssue(doc, p, this.clock.now().toISOString(), this.events));
         } catch (err) {
           if (err instanceof VersionConflict) continue;
-          if (!(err instanceof UniqueViolation)) throw err;
+          if (!(err instanceof UniqueViolation) || !err.key.startsWith(NUMBER_TEXT_KEY)) throw err;
+          // Two number formats can print the same text (YYN in 2012 and NYY in 2021 both give "121").
           // The text is taken for good (numbers are never freed): give the counter back, refuse.
           await this.release(seq, p, true);
           throw numberTaken(p.formatted);
@@ -225,15 +225,6 @@ export class Numbering {
   /** The pending number may be written on `doc`: still the draft, at the revision its issuer checked. */
   private appliesTo(doc: DocumentRecord, p: PendingNumber): boolean {
     return issuable(doc) && yearOf(doc) === p.year && (p.revision === undefined || revisionOf(doc) === p.revision);
-  }
-
-  /**
-   * Two number formats can print the same text (YYN in 2012 and NYY in 2021 both give "121"): a
-   * number text is unique per workspace, mode and type, so the issue is refused before reserving.
-   */
-  private async refuseTakenNumber(doc: DocumentRecord, formatted: string): Promise<void> {
-    const taken = await this.store.documents.findOne({ account_id: doc.account_id, livemode: doc.livemode, type: doc.type, number: formatted });
-    if (taken) throw numberTaken(formatted);
   }
 
   private async release(seq: SequenceRecord, p: PendingNumber, rollback: boolean): Promise<void> {

@@ -27,7 +27,8 @@ export function isLocked(doc: DocumentRecord): boolean {
     case 'credit_note':
       return doc.status !== 'draft';
     case 'proforma':
-      return doc.status !== 'open';
+      // A conversion in flight locks it too: the invoice is being written from this content.
+      return doc.status !== 'open' || doc.conversion !== null;
     case 'quote':
       return doc.status === 'accepted';
   }

@@ -199,6 +199,9 @@ export interface SettingsRecord extends StoredDoc {
   updated_at: string;
 }
 
+/** Prefix of the unique key on a document's number text (per workspace, mode, type): a taken text is refused. */
+export const NUMBER_TEXT_KEY = 'number_text:';
+
 export interface DocumentsStore {
   documents: Collection<DocumentRecord>;
   sequences: Collection<SequenceRecord>;
