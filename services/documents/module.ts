@@ -2,13 +2,14 @@
 // its handlers to gRPC.
 import { randomUUID } from 'node:crypto';
 import { DocumentsAdminServiceService, DocumentsServiceService } from '../../gen/invoicing/documents/v1/documents';
-import { readEnv } from '../shared/config';
 import { implement } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
+import { outboxRelayOptions } from '../shared/outbox/options';
+import { OutboxRelay } from '../shared/outbox/relay';
 import { CursorCodec } from '../shared/pagination';
 import { documentsStore } from './adapters/documents-store';
 import { GrpcDirectory } from './adapters/grpc-directory';
-import { OutboxRelay } from './adapters/outbox-relay';
+import { documentsOutbox } from './adapters/outbox-relay';
 import { DocumentsContext } from './domain/context';
 import { Documents } from './domain/documents';
 import { Lifecycle } from './domain/lifecycle';
@@ -18,7 +19,7 @@ export const documentsModule: ServiceModule = {
   name: 'documents',
   async create({ adapters, secrets, log, peers }) {
     const store = documentsStore(adapters.store);
-    const relay = new OutboxRelay(store.documents, adapters.bus, log, { intervalMs: readEnv().int('OUTBOX_INTERVAL_MS', 1000) });
+    const relay = new OutboxRelay([documentsOutbox(store.documents)], adapters.bus, log, outboxRelayOptions());
     const directory = new GrpcDirectory({ identity: peers.identity, contacts: peers.contacts });
     const ctx = new DocumentsContext({
       store,

@@ -1,12 +1,14 @@
 // Wires the identity service: binds its ports to adapters and its handlers to gRPC.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { IdentityAdminServiceService, IdentityServiceService } from '../../gen/invoicing/identity/v1/identity';
 import { implement } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
+import { outboxRelayOptions } from '../shared/outbox/options';
+import { OutboxRelay } from '../shared/outbox/relay';
 import { CursorCodec } from '../shared/pagination';
 import { blobLogos } from './adapters/blob-logos';
-import { busIdentityEvents } from './adapters/bus-events';
 import { identityStore } from './adapters/identity-store';
+import { identityOutboxes } from './adapters/outbox';
 import { JoseSessionSigner } from './adapters/jose-sessions';
 import { ScryptPasswordHasher } from './adapters/scrypt-passwords';
 import { Identity } from './domain/identity';
@@ -15,20 +17,25 @@ import { identityAdminHandlers, identityHandlers } from './grpc/handlers';
 export const identityModule: ServiceModule = {
   name: 'identity',
   async create({ adapters, secrets, log }) {
+    const store = identityStore(adapters.store);
+    // Revocations and workspace changes travel in the outbox of the record they change (same write).
+    const relay = new OutboxRelay(identityOutboxes(store), adapters.bus, log, outboxRelayOptions());
     const identity = new Identity(
-      identityStore(adapters.store),
+      store,
       new ScryptPasswordHasher(),
       new JoseSessionSigner(secrets.jwtSecret),
       { bytes: (n) => randomBytes(n) },
-      busIdentityEvents(adapters.bus),
+      { newId: () => randomUUID(), written: () => relay.notify() },
       blobLogos(adapters.blobs),
     );
     const cursors = new CursorCodec(secrets.cursorSecret);
+    relay.start();
     return {
       bindings: [
         implement('invoicing.identity.v1.IdentityService', IdentityServiceService, identityHandlers(identity, cursors), log),
         implement('invoicing.identity.v1.IdentityAdminService', IdentityAdminServiceService, identityAdminHandlers(identity), log),
       ],
+      stop: () => relay.stop(),
     };
   },
 };

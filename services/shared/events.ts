@@ -1,13 +1,7 @@
-// Builds and publishes invoicing.events.v1.Event envelopes on the bus, keyed by account id.
-import { randomUUID } from 'node:crypto';
+// invoicing.events.v1.Event envelopes as bus messages, keyed by account id. Services publish through an
+// outbox (services/shared/outbox/), never straight after a write.
 import { Event } from '../../gen/invoicing/events/v1/events';
-import { BusMessage, EventBus } from './bus/port';
-
-export type EventBody = Omit<Event, 'id' | 'occurred_at'>;
-
-export function envelope(body: EventBody): Event {
-  return { ...body, id: randomUUID(), occurred_at: new Date().toISOString() };
-}
+import { BusMessage } from './bus/port';
 
 export function toMessage(event: Event): BusMessage {
   return { key: String(event.account_id), value: Event.encode(event).finish() };
@@ -15,8 +9,4 @@ export function toMessage(event: Event): BusMessage {
 
 export function fromMessage(message: BusMessage): Event {
   return Event.decode(message.value);
-}
-
-export async function publishEvents(bus: EventBus, topic: string, bodies: EventBody[]): Promise<void> {
-  await bus.publish(topic, bodies.map((b) => toMessage(envelope(b))));
 }

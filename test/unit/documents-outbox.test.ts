@@ -1,20 +1,33 @@
 // The documents outbox: events are stored by the same write as their change and published by the relay
 // (at-least-once, stable ids) — none lost while the bus is down, none for a change that did not commit.
-import { OutboxRelay } from '../../services/documents/adapters/outbox-relay';
+import { documentsOutbox } from '../../services/documents/adapters/outbox-relay';
+import { withEvents } from '../../services/documents/domain/records';
 import { MemoryEventBus } from '../../services/shared/bus/memory';
-import { BusMessage, EventBus, TOPICS } from '../../services/shared/bus/port';
+import { BusMessage, EventBus, MessagesRejected, TOPICS } from '../../services/shared/bus/port';
+import { outboxRelayOptions } from '../../services/shared/outbox/options';
+import { DEFAULT_MAX_BATCH_BYTES, OutboxRelay } from '../../services/shared/outbox/relay';
 import { fromMessage } from '../../services/shared/events';
 import { createLogger } from '../../services/shared/logger';
 import { Event } from '../../gen/invoicing/events/v1/events';
 import { domain, Domain, errorCode, line, tenant } from './documents.fixtures';
 
-/** A bus whose broker can be "stopped": publish fails while down. */
+/**
+ * A bus whose broker can be "stopped" (publish fails while down), that refuses for good — like Kafka's
+ * MESSAGE_TOO_LARGE — a call over `maxCallBytes`, and any call carrying a `poisoned` event id.
+ */
 class FlakyBus implements EventBus {
   down = false;
   published: BusMessage[] = [];
+  calls: number[] = [];
+  maxCallBytes = Infinity;
+  poisoned = new Set<string>();
   constructor(private readonly inner: EventBus) {}
   async publish(topic: string, messages: BusMessage[]) {
     if (this.down) throw new Error('broker unreachable');
+    const bytes = messages.reduce((n, m) => n + m.value.length + m.key.length, 0);
+    if (bytes > this.maxCallBytes) throw new MessagesRejected('MESSAGE_TOO_LARGE');
+    if (messages.some((m) => this.poisoned.has(fromMessage(m).id))) throw new MessagesRejected('INVALID_RECORD');
+    this.calls.push(bytes);
     this.published.push(...messages);
     await this.inner.publish(topic, messages);
   }
@@ -48,7 +61,7 @@ let relay: OutboxRelay;
 beforeEach(() => {
   d = domain();
   bus = new FlakyBus(new MemoryEventBus());
-  relay = new OutboxRelay(d.ctx.store.documents, bus, log, { intervalMs: 20, batch: 3 });
+  relay = new OutboxRelay([documentsOutbox(d.ctx.store.documents)], bus, log, { intervalMs: 20, batch: 3 });
 });
 afterEach(() => relay.stop());
 
@@ -122,14 +135,16 @@ describe('outbox', () => {
     await d.documents.create(tenant, 'invoice', { purchaser_id: 100 });
     const documents = d.ctx.store.documents;
     const crashing = new OutboxRelay(
-      {
-        ...documents,
-        list: (q) => documents.list(q),
-        get: (id) => documents.get(id),
-        update: async () => {
-          throw new Error('crashed before removing');
-        },
-      } as typeof documents,
+      [
+        documentsOutbox({
+          ...documents,
+          list: (q) => documents.list(q),
+          get: (id) => documents.get(id),
+          update: async () => {
+            throw new Error('crashed before removing');
+          },
+        } as typeof documents),
+      ],
       bus,
       log,
     );
@@ -137,5 +152,152 @@ describe('outbox', () => {
     await relay.relayOnce();
     await until(() => seen.length === 2);
     expect(seen[0].id).toBe(seen[1].id);
+  });
+});
+
+/** Each document's events as published, in publication order (de-duplicated by id). */
+function perDocument(events: Event[]): Map<number, Event[]> {
+  const byDoc = new Map<number, Event[]>();
+  const seen = new Set<string>();
+  for (const e of events) {
+    if (seen.has(e.id)) continue;
+    seen.add(e.id);
+    const id = e.document_changed?.document_id ?? e.invoice_send_requested?.document_id ?? e.document_converted?.source_id ?? 0;
+    byDoc.set(id, [...(byDoc.get(id) ?? []), e]);
+  }
+  return byDoc;
+}
+
+const decoded = () => bus.published.map(fromMessage);
+
+describe('outbox relay: order', () => {
+  it('takes the documents with the oldest pending events first', async () => {
+    const oldest = await d.documents.create(tenant, 'invoice', { purchaser_id: 100 });
+    for (let i = 0; i < 6; i++) {
+      d.clock.base += 1000;
+      await d.documents.create(tenant, 'invoice', { purchaser_id: 100 });
+    }
+    await relay.relayOnce(); // a batch is 3 documents
+    expect(decoded().map((e) => e.document_changed!.document_id)).toEqual([oldest.record.id, oldest.record.id + 1, oldest.record.id + 2]);
+  });
+
+  it('publishes a document’s events in the order they were written, whatever the clocks said', async () => {
+    const doc = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    d.clock.base -= 60_000; // the next write comes from a replica whose clock is a minute behind
+    await d.documents.update(tenant, 'invoice', doc.record.id, { note: 'later' });
+    d.clock.base -= 60_000;
+    await d.lifecycle.issue(tenant, 'invoice', doc.record.id);
+    while ((await relay.relayOnce()) > 0);
+    const events = decoded();
+    expect(events.map((e) => e.type)).toEqual(['documents.invoice.created', 'documents.invoice.updated', 'documents.invoice.issued']);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+  });
+
+  it('numbers a document’s events on, across publications (the sequence survives the emptied outbox)', async () => {
+    const doc = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    while ((await relay.relayOnce()) > 0);
+    await d.lifecycle.issue(tenant, 'invoice', doc.record.id);
+    await d.lifecycle.markPaid(tenant, doc.record.id);
+    while ((await relay.relayOnce()) > 0);
+    expect(decoded().map((e) => [e.type, e.sequence])).toEqual([
+      ['documents.invoice.created', 1],
+      ['documents.invoice.issued', 2],
+      ['documents.invoice.paid', 3],
+    ]);
+  });
+});
+
+describe('outbox relay: backlog', () => {
+  it('after an outage, publishes a backlog larger than the broker takes in one call, in bounded batches', async () => {
+    bus.maxCallBytes = 8 * 1024; // the broker's message.max.bytes
+    relay = new OutboxRelay([documentsOutbox(d.ctx.store.documents)], bus, log, { intervalMs: 20, maxBatchBytes: 6 * 1024 });
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] })).record.id);
+    for (const id of ids) for (let n = 0; n < 4; n++) await d.documents.update(tenant, 'invoice', id, { note: `change ${n}` });
+    while ((await relay.relayOnce()) > 0);
+    expect(bus.calls.length).toBeGreaterThan(1);
+    expect(Math.max(...bus.calls)).toBeLessThanOrEqual(6 * 1024);
+    const byDoc = perDocument(decoded());
+    expect(bus.published).toHaveLength(12 * 5); // each once
+    for (const id of ids) expect(byDoc.get(id)!.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
+    expect(relay.counts).toEqual({ published: 60, dead_lettered: 0 });
+  });
+
+  it('sets aside an event too large to ever be published, keeps it on its document, logs and counts it, and publishes the rest', async () => {
+    const errors: unknown[] = [];
+    const spy = { ...log, error: (obj: unknown) => errors.push(obj), warn: () => undefined } as unknown as typeof log;
+    relay = new OutboxRelay([documentsOutbox(d.ctx.store.documents)], bus, spy, { intervalMs: 20, maxBatchBytes: 4 * 1024 });
+    const doc = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    await d.lifecycle.issue(tenant, 'invoice', doc.record.id);
+    await d.lifecycle.send(tenant, doc.record.id, { to: [], cc: [], bcc: [], message: 'x'.repeat(6000) });
+    await d.lifecycle.markPaid(tenant, doc.record.id);
+    const other = await d.documents.create(tenant, 'quote', { purchaser_id: 100 });
+    while ((await relay.relayOnce()) > 0);
+    expect(decoded().map((e) => e.type)).toEqual([
+      'documents.invoice.created',
+      'documents.invoice.issued',
+      'documents.invoice.paid',
+      'documents.quote.created',
+    ]);
+    const stored = (await d.ctx.store.documents.get(doc.record.id))!;
+    expect(stored).toMatchObject({ outbox: [], outbox_pending: null });
+    expect(stored.outbox_dead).toHaveLength(1);
+    expect(stored.outbox_dead![0]).toMatchObject({ type: 'documents.invoice.send_requested', seq: 3, reason: 'too_large' });
+    expect(relay.counts).toEqual({ published: 4, dead_lettered: 1 });
+    expect(errors).toEqual([expect.objectContaining({ record_id: doc.record.id, type: 'documents.invoice.send_requested', reason: 'too_large', dead_letters_total: 1 })]);
+    expect((await d.ctx.store.documents.get(other.record.id))!.outbox).toEqual([]);
+  });
+
+  it('sets aside an event the broker refuses for good, found by halving the batch, without reordering the rest', async () => {
+    const a = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    const b = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    for (const n of [1, 2, 3]) {
+      await d.documents.update(tenant, 'invoice', a.record.id, { note: `a${n}` });
+      await d.documents.update(tenant, 'invoice', b.record.id, { note: `b${n}` });
+    }
+    const poison = (await d.ctx.store.documents.get(a.record.id))!.outbox[2];
+    bus.poisoned.add(poison.id);
+    while ((await relay.relayOnce()) > 0);
+    const byDoc = perDocument(decoded());
+    expect(byDoc.get(a.record.id)!.map((e) => e.sequence)).toEqual([1, 2, 4]);
+    expect(byDoc.get(b.record.id)!.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+    expect((await d.ctx.store.documents.get(a.record.id))!.outbox_dead).toEqual([
+      expect.objectContaining({ id: poison.id, reason: 'rejected', detail: 'INVALID_RECORD' }),
+    ]);
+    expect(relay.counts.dead_lettered).toBe(1);
+  });
+
+  it('a broker outage is not a refusal: nothing is set aside while it is down', async () => {
+    const doc = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    bus.down = true;
+    await expect(relay.relayOnce()).rejects.toThrow('broker unreachable');
+    expect((await d.ctx.store.documents.get(doc.record.id))!).toMatchObject({ outbox_pending: true });
+    expect((await d.ctx.store.documents.get(doc.record.id))!.outbox_dead).toBeUndefined();
+    bus.down = false;
+    expect(await relay.relayOnce()).toBe(1);
+  });
+
+  it('events stored before they were numbered keep their written order', async () => {
+    const doc = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    const stored = (await d.ctx.store.documents.get(doc.record.id))!;
+    const legacy = withEvents({ ...stored, outbox: [], outbox_pending: null }, d.ctx.events.changed(stored, 'updated'));
+    const { seq: _1, ...created } = stored.outbox[0];
+    const { seq: _2, ...updated } = legacy.outbox[0];
+    await d.ctx.store.documents.update({ ...stored, outbox: [created, updated], outbox_seq: undefined, outbox_order: undefined });
+    while ((await relay.relayOnce()) > 0);
+    expect(decoded().map((e) => [e.type, e.sequence])).toEqual([
+      ['documents.invoice.created', 0],
+      ['documents.invoice.updated', 0],
+    ]);
+  });
+});
+
+describe('outbox relay: settings', () => {
+  it('bounds a batch at 512 KiB unless OUTBOX_BATCH_BYTES says otherwise, and refuses a bound no event fits in', () => {
+    expect(DEFAULT_MAX_BATCH_BYTES).toBeLessThan(1024 * 1024); // Kafka's default message.max.bytes, with headroom
+    expect(outboxRelayOptions({})).toEqual({ intervalMs: 1000, maxBatchBytes: 512 * 1024 });
+    expect(outboxRelayOptions({ OUTBOX_BATCH_BYTES: '65536', OUTBOX_INTERVAL_MS: '250' })).toEqual({ intervalMs: 250, maxBatchBytes: 65536 });
+    expect(() => outboxRelayOptions({ OUTBOX_BATCH_BYTES: '1000' })).toThrow('OUTBOX_BATCH_BYTES must be at least 16384');
+    expect(() => outboxRelayOptions({ OUTBOX_BATCH_BYTES: '1MB' })).toThrow('non-negative integer');
   });
 });

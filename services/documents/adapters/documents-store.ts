@@ -18,7 +18,7 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
           : []),
         ...(d.number !== null ? [`${NUMBER_TEXT_KEY}${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
       ],
-      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
     }),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',

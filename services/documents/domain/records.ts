@@ -1,6 +1,7 @@
 // Rules over a stored document: statuses, what locks its fiscal content, derived amounts, and the
 // outbox events that travel with every write of it.
 import { recordedUnder } from '../../shared/idempotency';
+import { appendToOutbox } from '../../shared/outbox/entries';
 import { Clock, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
 import { Decimal, formatMoney, sum } from './money';
@@ -75,11 +76,11 @@ export function creditCapacity(invoice: DocumentRecord, exceptCreditNote: number
 export class EventFactory {
   constructor(private readonly ids: IdSource, private readonly clock: Clock) {}
 
-  private entry(doc: DocumentRecord, action: string, payload: EventPayload): OutboxEntry {
+  private entry(doc: DocumentRecord, action: string, payload: EventPayload): Omit<OutboxEntry, 'seq'> {
     return { id: this.ids.eventId(), type: `documents.${doc.type}.${action}`, occurred_at: this.clock.now().toISOString(), payload };
   }
 
-  changed(doc: DocumentRecord, action: string, changedFields: string[] = []): OutboxEntry {
+  changed(doc: DocumentRecord, action: string, changedFields: string[] = []): Omit<OutboxEntry, 'seq'> {
     return this.entry(doc, action, {
       document_changed: {
         document_id: doc.id,
@@ -94,23 +95,25 @@ export class EventFactory {
     });
   }
 
-  converted(source: DocumentRecord, target: DocumentRecord): OutboxEntry {
+  converted(source: DocumentRecord, target: DocumentRecord): Omit<OutboxEntry, 'seq'> {
     return this.entry(source, 'converted', {
       document_converted: { source_id: source.id, source_type: source.type, target_id: target.id, target_type: target.type },
     });
   }
 
-  sendRequested(doc: DocumentRecord, mail: { to: string[]; cc: string[]; bcc: string[]; subject: string; message: string; locale: string }, at: string): OutboxEntry {
+  sendRequested(doc: DocumentRecord, mail: { to: string[]; cc: string[]; bcc: string[]; subject: string; message: string; locale: string }, at: string): Omit<OutboxEntry, 'seq'> {
     return this.entry(doc, 'send_requested', {
       invoice_send_requested: { document_id: doc.id, number: doc.number ?? '', ...mail, requested_at: at },
     });
   }
 }
 
-/** Appends events to the document's outbox: they are stored by the same write as the change. */
-export function withEvents(doc: DocumentRecord, ...entries: OutboxEntry[]): DocumentRecord {
-  const outbox = [...doc.outbox, ...entries];
-  return { ...doc, outbox, outbox_pending: outbox.length > 0 ? true : null };
+/**
+ * Appends events to the document's outbox: they are stored by the same write as the change, numbered after
+ * the document's previous events (the order they are published in).
+ */
+export function withEvents(doc: DocumentRecord, ...entries: Array<Omit<OutboxEntry, 'seq'>>): DocumentRecord {
+  return appendToOutbox(doc, entries);
 }
 
 /** The issue transition: pure, so whoever completes a reserved number (even another process) writes the same. */

@@ -2,6 +2,7 @@
 // Invoices, credit notes, proformas and quotes share one collection and one id space.
 import type { AddressData } from '../../shared/address';
 import type { ActionsUnderKeys, CreatedUnderKey, IdempotencyToken } from '../../shared/idempotency';
+import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -59,12 +60,7 @@ export interface BankDetailsData {
 }
 
 /** An event waiting in a document's outbox; the relay publishes it, then removes it by id. */
-export interface OutboxEntry {
-  id: string;
-  type: string;
-  occurred_at: string;
-  payload: EventPayload;
-}
+export type OutboxEntry = SharedOutboxEntry<EventPayload>;
 
 export interface DocumentChangedPayload {
   document_id: number;
@@ -108,8 +104,11 @@ export interface CreditAllocation {
   state: 'reserved' | 'applied';
 }
 
-/** Keeps the Idempotency-Key it was created under and those of its recent actions (a retry answers it). */
-export interface DocumentRecord extends StoredDoc, CreatedUnderKey, ActionsUnderKeys {
+/**
+ * Its outbox fields (`outbox`, `outbox_pending`, `outbox_seq`, …) are the shared outbox's (shared/outbox/entries.ts).
+ * Keeps the Idempotency-Key it was created under and those of its recent actions (a retry answers it).
+ */
+export interface DocumentRecord extends StoredDoc, OutboxFields<EventPayload>, CreatedUnderKey, ActionsUnderKeys {
   /**
    * Content revision: bumped by every write of the document except the outbox relay's bookkeeping
    * (which bumps `version` only). Monotonic, so "still at revision r" once false is false for ever:
@@ -156,9 +155,6 @@ export interface DocumentRecord extends StoredDoc, CreatedUnderKey, ActionsUnder
   created_at: string;
   updated_at: string;
   deleted: string | null;
-  outbox: OutboxEntry[];
-  /** True while the outbox is not empty (an equality-queryable flag for the relay); null otherwise. */
-  outbox_pending: true | null;
 }
 
 /** A number handed out by a sequence but not yet written on its document (see domain/numbering.ts). */

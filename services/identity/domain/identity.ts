@@ -1,6 +1,7 @@
 // Identity use cases: users, workspaces, memberships, subscriptions, API keys and sessions.
 import { ALL_SCOPES, hashToken, sameHash, isKnownScope, looksLikeJwt, mintToken, parseApiToken, TokenKind } from '../../shared/credentials';
 import { fail } from '../../shared/errors';
+import { appendToOutbox } from '../../shared/outbox/entries';
 import { mutate } from '../../shared/store/port';
 import { IdentityEvents } from '../ports/events';
 import {
@@ -8,6 +9,7 @@ import {
   ApiKeyRecord,
   IdentityStore,
   LegalIdentityData,
+  MembershipRecord,
   SubscriptionData,
   UserRecord,
 } from '../ports/identity-store';
@@ -15,6 +17,7 @@ import { LogoStore } from '../ports/logos';
 import { ExpiredSession, PasswordHasher, RandomSource, SessionSigner } from '../ports/security';
 import { accountView, AccountView, DEFAULT_SUBSCRIPTION } from './accounts';
 import { normalizeEmail } from '../../shared/validation';
+import { IdentityEventFactory } from './events';
 import { logoType } from './logo';
 
 export type CredentialType = 'personal_access_token' | 'workspace_token' | 'session';
@@ -43,6 +46,8 @@ const MIN_PASSWORD_LENGTH = 8;
 const now = () => new Date().toISOString();
 
 export class Identity {
+  private readonly eventOf: IdentityEventFactory;
+
   constructor(
     private readonly store: IdentityStore,
     private readonly passwords: PasswordHasher,
@@ -50,7 +55,9 @@ export class Identity {
     private readonly random: RandomSource,
     private readonly events: IdentityEvents,
     private readonly logos: LogoStore,
-  ) {}
+  ) {
+    this.eventOf = new IdentityEventFactory(events);
+  }
 
   // ---- credentials -------------------------------------------------------------------------
 
@@ -133,8 +140,11 @@ export class Identity {
       throw fail.invalid('not_a_session', 'sign_out ends session tokens; revoke API keys in the app instead');
     }
     const sessionId = Number(principal.credential_id.replace('session_', ''));
-    await mutate(this.store.sessions, sessionId, (s) => (s.revoked_at ? null : { ...s, revoked_at: now() }));
-    await this.events.credentialRevoked(principal.credential_id, 0);
+    // The deny-list entry and its event are one write: a bus outage delays the event, never loses it.
+    await mutate(this.store.sessions, sessionId, (s) =>
+      s.revoked_at ? null : appendToOutbox({ ...s, revoked_at: now() }, [this.eventOf.credentialRevoked(principal.credential_id)]),
+    );
+    this.events.written();
     return principal.credential_id;
   }
 
@@ -258,11 +268,12 @@ export class Identity {
 
   private async addMembership(user: UserRecord, accountId: number): Promise<void> {
     if (!(await this.isMember(user.id, accountId))) {
-      await this.store.memberships.insert({ id: await this.store.nextId('membership'), user_id: user.id, account_id: accountId, created_at: now() });
+      const membership: Omit<MembershipRecord, 'version'> = { id: await this.store.nextId('membership'), user_id: user.id, account_id: accountId, created_at: now() };
+      await this.store.memberships.insert(appendToOutbox(membership, [this.eventOf.workspaceChanged(accountId, user.id)]));
+      this.events.written();
     }
     // A user's first workspace becomes the default, so every member has exactly one.
     await mutate(this.store.users, user.id, (u) => (u.default_account_id ? null : { ...u, default_account_id: accountId, updated_at: now() }));
-    await this.events.workspaceChanged(accountId, user.id);
   }
 
   async addMember(accountId: number, email: string): Promise<{ account_id: number; user_id: number }> {
@@ -274,9 +285,11 @@ export class Identity {
   }
 
   private async changeAccount(accountId: number, change: (a: AccountRecord) => AccountRecord): Promise<AccountRecord> {
-    const account = await mutate(this.store.accounts, accountId, (a) => ({ ...change(a), updated_at: now() }));
+    const account = await mutate(this.store.accounts, accountId, (a) =>
+      appendToOutbox({ ...change(a), updated_at: now() }, [this.eventOf.workspaceChanged(accountId)]),
+    );
     if (!account) throw fail.notFound('account');
-    await this.events.workspaceChanged(accountId);
+    this.events.written();
     return account;
   }
 
@@ -367,8 +380,10 @@ export class Identity {
     if (!parseApiToken(token)) throw fail.invalid('invalid_token', 'not a well-formed API token', 'token');
     const key = await this.store.apiKeys.findOne({ token_hash: hashToken(token) });
     if (!key) throw fail.notFound('api key');
-    await mutate(this.store.apiKeys, key.id, (k) => (k.revoked_at ? null : { ...k, revoked_at: now() }));
-    await this.events.credentialRevoked(`key_${key.id}`, key.account_id ?? 0);
+    await mutate(this.store.apiKeys, key.id, (k) =>
+      k.revoked_at ? null : appendToOutbox({ ...k, revoked_at: now() }, [this.eventOf.credentialRevoked(`key_${key.id}`)]),
+    );
+    this.events.written();
     return `key_${key.id}`;
   }
 

@@ -1,5 +1,6 @@
 // What the identity domain persists, as typed collections of the shared document-store port.
 import type { AddressData } from '../../shared/address';
+import type { OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -21,6 +22,18 @@ export interface LegalIdentityData {
   postal_address: AddressData | null;
 }
 
+/** Payloads of the identity events (invoicing.events.v1.Event oneof members) kept in outboxes. */
+export type IdentityEventPayload =
+  | { credential_revoked: { credential_id: string } }
+  | { workspace_changed: { account_id: number; user_id: number } };
+
+/**
+ * The outbox of a record whose changes gateways must learn of (revocations, suspension, plan, membership):
+ * the events travel in the same single-document write as the change. Optional: records that never changed
+ * that way have none.
+ */
+export type IdentityOutbox = Partial<OutboxFields<IdentityEventPayload>>;
+
 export interface SubscriptionData {
   active: boolean;
   features: string[];
@@ -39,7 +52,7 @@ export interface UserRecord extends StoredDoc {
 
 export type AccountingType = 'simple' | 'double_entry' | 'flat_rate_expenses';
 
-export interface AccountRecord extends StoredDoc {
+export interface AccountRecord extends StoredDoc, IdentityOutbox {
   owner_user_id: number;
   /** Personal workspaces are named after their owner; others after their legal entity. */
   personal: boolean;
@@ -54,7 +67,7 @@ export interface AccountRecord extends StoredDoc {
   updated_at: string;
 }
 
-export interface MembershipRecord extends StoredDoc {
+export interface MembershipRecord extends StoredDoc, IdentityOutbox {
   user_id: number;
   account_id: number;
   created_at: string;
@@ -62,7 +75,7 @@ export interface MembershipRecord extends StoredDoc {
 
 export type ApiKeyKind = 'pat' | 'live' | 'test';
 
-export interface ApiKeyRecord extends StoredDoc {
+export interface ApiKeyRecord extends StoredDoc, IdentityOutbox {
   kind: ApiKeyKind;
   token_hash: string;
   user_id: number | null;
@@ -73,7 +86,7 @@ export interface ApiKeyRecord extends StoredDoc {
   created_at: string;
 }
 
-export interface SessionRecord extends StoredDoc {
+export interface SessionRecord extends StoredDoc, IdentityOutbox {
   user_id: number;
   expires_at: string;
   /** Set by sign-out: the session is on the deny list. */

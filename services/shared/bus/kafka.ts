@@ -1,7 +1,19 @@
 // Distributed adapter of the event-bus port: Apache Kafka via kafkajs. Messages are keyed by account id
 // (ordered per workspace); the producer is idempotent and waits for all in-sync replicas.
 import { Kafka, logLevel, Producer } from 'kafkajs';
-import { BusMessage, EventBus, Handler, SubscribeOptions, Subscription } from './port';
+import { BusMessage, EventBus, Handler, MessagesRejected, SubscribeOptions, Subscription } from './port';
+
+/** Broker error types that refuse the records themselves: retrying the same records cannot succeed. */
+const REJECTIONS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD']);
+
+/** The broker's refusal of the records, if that is what the error (or one it wraps) is. */
+function rejection(err: unknown): string | undefined {
+  for (let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (typeof e.type === 'string' && REJECTIONS.has(e.type)) return e.type;
+    e = (e.cause ?? e.originalError) as typeof e;
+  }
+  return undefined;
+}
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -41,11 +53,19 @@ export class KafkaEventBus implements EventBus {
     if (messages.length === 0) return;
     await this.ensureTopic(topic);
     const producer = await this.getProducer();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value) })),
-    });
+    try {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value) })),
+      });
+    } catch (err) {
+      // kafkajs neither splits a batch that is over the broker's message.max.bytes nor tells which record
+      // was refused: the caller (the outbox relay) bounds its batches and narrows a rejection down.
+      const refused = rejection(err);
+      if (refused) throw new MessagesRejected(refused);
+      throw err;
+    }
   }
 
   /**

@@ -30,7 +30,20 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
+/**
+ * The broker refused the messages for good (too large for it, or an invalid record): publishing the same
+ * messages again can never succeed. Any other publish error is transient (broker down, no leader, timeout).
+ * When several messages were sent, the broker does not say which one it refused.
+ */
+export class MessagesRejected extends Error {
+  constructor(readonly reason: string) {
+    super(`the broker rejected the messages: ${reason}`);
+    this.name = 'MessagesRejected';
+  }
+}
+
 export interface EventBus {
+  /** Publishes in order (per key). Throws MessagesRejected on a permanent refusal, anything else when transient. */
   publish(topic: string, messages: BusMessage[]): Promise<void>;
   subscribe(topic: string, options: SubscribeOptions, handler: Handler): Promise<Subscription>;
   close(): Promise<void>;
