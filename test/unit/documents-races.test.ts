@@ -177,4 +177,14 @@ describe('issued documents are frozen', () => {
     expect(patched.record.purchaser!.name).toBe('Customer a.s.');
     expect(patched.record.pdf_language).toBe('en');
   });
+
+  it('a proforma whose conversion is in flight is locked: the invoice is being written from its content', async () => {
+    const d = domain();
+    const proforma = (await d.documents.create(tenant, 'proforma', { purchaser_id: 100, line_items: [line()] })).record;
+    // Step 1 of convert_to_invoice (the invoice id reserved on the proforma), as an interrupted conversion leaves it.
+    await d.ctx.write({ ...(await stored(d, proforma.id)), conversion: { invoice_id: await d.ctx.store.nextId('documents.document') } });
+    expect(await errorCode(d.documents.update(tenant, 'proforma', proforma.id, { line_items: [line('1')] }))).toBe('document_locked');
+    const invoice = await d.lifecycle.convertProforma(tenant, proforma.id);
+    expect(invoice.record.totals.total).toBe(proforma.totals.total);
+  });
 });
