@@ -1,5 +1,5 @@
 import { DocumentStore } from '../../shared/store/port';
-import { BankAccountRecord, ContactRecord, ContactsStore, LegalEntityRecord } from '../ports/contacts-store';
+import { BankAccountRecord, CAP_SLOT_KEY, ContactRecord, ContactsStore, LegalEntityRecord } from '../ports/contacts-store';
 
 import { tenantKey } from '../../shared/tenant';
 
@@ -13,12 +13,13 @@ export function contactsStore(store: DocumentStore): ContactsStore {
     bankAccounts: store.collection<BankAccountRecord>({
       name: 'bank_accounts',
       indexes: [['account_id', 'livemode', 'deleted']],
-      // An IBAN is unique within the workspace, a cash register's name among its cash registers;
-      // deleted records release their keys.
+      // An IBAN is unique within the workspace, a cash register's name among its cash registers, a
+      // plan-cap slot among the workspace's records; deleted records release their keys.
       uniqueKeys: (b) => {
         if (b.deleted) return [];
-        if (b.account_type === 'cash') return [`cash:${tenantKey(b)}:${b.name.toLowerCase()}`];
-        return b.iban ? [`iban:${tenantKey(b)}:${b.iban}`] : [];
+        const slot = b.slot === undefined || b.slot === null ? [] : [`${CAP_SLOT_KEY}${tenantKey(b)}:${b.slot}`];
+        if (b.account_type === 'cash') return [`cash:${tenantKey(b)}:${b.name.toLowerCase()}`, ...slot];
+        return [...(b.iban ? [`iban:${tenantKey(b)}:${b.iban}`] : []), ...slot];
       },
     }),
     nextId: (kind) => store.nextId(kind === 'legal_entity' ? 'contacts.legal_entity' : kind === 'bank_account' ? 'contacts.bank_account' : 'contacts.contact'),

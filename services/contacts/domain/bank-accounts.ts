@@ -1,10 +1,10 @@
 // Bank accounts and cash registers: one model, account_type bank|cash (spec §2, §4). The API creates
 // bank accounts only; cash registers come from the admin CLI. Deleted records stay readable by id.
 import { fail } from '../../shared/errors';
-import { mutate, UniqueViolation } from '../../shared/store/port';
+import { mutate, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
-import { BankAccountRecord, ContactsStore } from '../ports/contacts-store';
+import { BankAccountRecord, CAP_SLOT_KEY, ContactsStore } from '../ports/contacts-store';
 
 /** Absent: leave unchanged; empty string: clear (the gateway maps JSON null to ""). */
 export interface BankAccountInput {
@@ -63,10 +63,11 @@ function uniqueness(err: unknown): never {
 export class BankAccounts {
   constructor(private readonly store: ContactsStore) {}
 
-  private async insert(tenant: Tenant, type: 'bank' | 'cash', input: BankAccountInput): Promise<BankAccountRecord> {
+  /** The validated new record, not yet stored (no slot). */
+  private async draft(tenant: Tenant, type: 'bank' | 'cash', input: BankAccountInput): Promise<Omit<BankAccountRecord, 'version'>> {
     const at = now();
     const blank: BankAccountRecord = {
-      id: await this.store.nextId('bank_account'),
+      id: 0,
       version: 1,
       ...tenantWhere(tenant),
       account_type: type,
@@ -77,26 +78,50 @@ export class BankAccounts {
       bank_code: null,
       currency: null,
       deleted: null,
+      slot: null,
       created_at: at,
       updated_at: at,
     };
     const { version: _version, ...record } = applyInput(blank, input);
-    return this.store.bankAccounts.insert(record).catch(uniqueness);
+    return { ...record, id: await this.store.nextId('bank_account') };
   }
 
-  /** `cap` is the plan's bank_accounts cap: the number of records (both types, deleted excluded) allowed. */
+  /**
+   * `cap` is the plan's bank_accounts cap: the number of records (both types, deleted excluded) allowed.
+   * The check holds for what is written, whatever the interleaving: a capped record takes one of the cap's
+   * slots (a unique key of the store, released on delete) in the same single-document insert, so two
+   * creates that both saw room cannot both take the last slot; the loser looks again and gets 402.
+   */
   async createBankAccount(tenant: Tenant, input: BankAccountInput, cap: number | undefined): Promise<BankAccountRecord> {
-    if (cap !== undefined) {
-      const count = await this.store.bankAccounts.count({ ...tenantWhere(tenant), deleted: null });
-      if (count >= cap) {
-        throw fail.planLimit('plan_limit_reached', `this plan allows ${cap} bank accounts; upgrade for more`, { feature: 'bank_accounts', cap: String(cap) });
+    const record = await this.draft(tenant, 'bank', input);
+    if (cap === undefined) return this.store.bankAccounts.insert(record).catch(uniqueness);
+    // Each retry follows a slot another create took, so there are at most `cap` of them.
+    for (let attempt = 0; attempt <= cap; attempt++) {
+      const slot = await this.freeSlot(tenant, cap);
+      try {
+        return await this.store.bankAccounts.insert({ ...record, slot });
+      } catch (err) {
+        if (!(err instanceof UniqueViolation && err.key.startsWith(CAP_SLOT_KEY))) uniqueness(err);
       }
     }
-    return this.insert(tenant, 'bank', input);
+    throw new VersionConflict('bank_accounts', record.id);
   }
 
-  createCashRegister(tenant: Tenant, name: string, currency?: string): Promise<BankAccountRecord> {
-    return this.insert(tenant, 'cash', { name, currency });
+  /** The lowest slot below the cap no record holds; 402 when the workspace is at its cap. */
+  private async freeSlot(tenant: Tenant, cap: number): Promise<number> {
+    const active = await this.store.bankAccounts.list({ where: { ...tenantWhere(tenant), deleted: null }, limit: cap + 1 });
+    // Records created without a cap (cash registers, earlier plans) hold no slot but count: they take
+    // room from the top, so the slots left are 0 … cap − unslotted − 1.
+    const unslotted = active.filter((r) => r.slot === undefined || r.slot === null).length;
+    const taken = new Set(active.map((r) => r.slot));
+    if (active.length < cap) {
+      for (let slot = 0; slot < cap - unslotted; slot++) if (!taken.has(slot)) return slot;
+    }
+    throw fail.planLimit('plan_limit_reached', `this plan allows ${cap} bank accounts; upgrade for more`, { feature: 'bank_accounts', cap: String(cap) });
+  }
+
+  async createCashRegister(tenant: Tenant, name: string, currency?: string): Promise<BankAccountRecord> {
+    return this.store.bankAccounts.insert(await this.draft(tenant, 'cash', { name, currency })).catch(uniqueness);
   }
 
   /** Deleted records remain readable by id. */
