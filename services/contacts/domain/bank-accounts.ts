@@ -3,7 +3,7 @@
 import { fail } from '../../shared/errors';
 import { mutate, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
-import { normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
+import { normalizeAccountNumber, normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
 import { BankAccountRecord, CAP_SLOT_KEY, ContactsStore } from '../ports/contacts-store';
 
 /** Absent: leave unchanged; empty string: clear (the gateway maps JSON null to ""). */
@@ -41,11 +41,18 @@ function applyInput(record: BankAccountRecord, input: BankAccountInput): BankAcc
     return next;
   }
   if (input.iban !== undefined) next.iban = input.iban.trim() === '' ? null : normalizeIban(input.iban);
-  const number = optionalText(input.account_number, 'account_number', /^[0-9A-Za-z -]{1,34}$/, 'invalid_account_number');
-  if (number !== undefined) next.account_number = number;
+  const number = input.account_number === undefined || input.account_number.trim() === '' ? undefined : normalizeAccountNumber(input.account_number);
+  if (input.account_number !== undefined) next.account_number = number?.number ?? null;
   if (input.swift !== undefined) next.swift = input.swift.trim() === '' ? null : normalizeBic(input.swift);
   const bankCode = optionalText(input.bank_code, 'bank_code', /^[0-9A-Za-z]{1,11}$/, 'invalid_bank_code');
   if (bankCode !== undefined) next.bank_code = bankCode;
+  if (number?.bankCode) {
+    // A national number names its bank after the "/": that is the bank code, and a different one is a contradiction.
+    if (bankCode !== undefined && bankCode !== number.bankCode) {
+      throw fail.invalid('bank_code_mismatch', `bank_code ${bankCode ?? 'null'} contradicts the bank code /${number.bankCode} of account_number`, 'bank_code');
+    }
+    next.bank_code = number.bankCode;
+  }
   if (!next.iban && !next.account_number) {
     throw fail.invalid('missing_account_identifier', 'a bank account needs an iban or an account_number', 'iban');
   }
