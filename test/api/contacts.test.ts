@@ -130,6 +130,8 @@ describe('absent values are null, never the text of a JavaScript value', () => {
     const res = await api.patch(`${base}/${created.body.id}`, { invoice_account: { address: { municipality: 'Praha' } } });
     expect(res.status).toBe(200);
     expect(res.body.invoice_account.address).toEqual({ ...absentAddress, municipality: 'Praha', country_alpha2: null });
+    const cleared = await api.patch(`${base}/${created.body.id}`, { invoice_account: { address: { street: null, country_alpha2: '' } } });
+    expect(cleared.body.invoice_account.address).toBeNull();
   });
 
   it('clearing an optional string of the legal entity ("") returns null', async () => {
