@@ -44,7 +44,7 @@ function heldAtInsert(store: ContactsStore, latch: { arrive(): Promise<void> }):
   return { ...store, bankAccounts };
 }
 
-const codeOf = (r: PromiseSettledResult<unknown>) => (r.status === 'rejected' ? (r.reason as DomainError).code : 'created');
+const codeOf = (r: PromiseSettledResult<unknown>) => (r.status === 'rejected' ? (r.reason as DomainError).code ?? String(r.reason) : 'created');
 
 export function describeCapContract(adapter: string, open: () => Promise<DocumentStore>): void {
   describe(`bank_accounts cap under concurrent creates: ${adapter}`, () => {

@@ -1,7 +1,7 @@
 // Bank accounts and cash registers: one model, account_type bank|cash (spec §2, §4). The API creates
 // bank accounts only; cash registers come from the admin CLI. Deleted records stay readable by id.
 import { fail } from '../../shared/errors';
-import { mutate, UniqueViolation, VersionConflict } from '../../shared/store/port';
+import { mutate, UniqueViolation } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { normalizeAccountNumber, normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
 import { BankAccountRecord, CAP_SLOT_KEY, ContactsStore } from '../ports/contacts-store';
@@ -102,27 +102,29 @@ export class BankAccounts {
   async createBankAccount(tenant: Tenant, input: BankAccountInput, cap: number | undefined): Promise<BankAccountRecord> {
     const record = await this.draft(tenant, 'bank', input);
     if (cap === undefined) return this.store.bankAccounts.insert(record).catch(uniqueness);
-    // Each retry follows a slot another create took, so there are at most `cap` of them.
-    for (let attempt = 0; attempt <= cap; attempt++) {
-      const slot = await this.freeSlot(tenant, cap);
+    // A slot found taken though no stored record holds it is being taken by a create in flight: it counts
+    // as taken, so every attempt rules out one more slot and the loop ends within cap + 1 attempts.
+    const reserved = new Set<number>();
+    for (;;) {
+      const slot = await this.freeSlot(tenant, cap, reserved);
       try {
         return await this.store.bankAccounts.insert({ ...record, slot });
       } catch (err) {
         if (!(err instanceof UniqueViolation && err.key.startsWith(CAP_SLOT_KEY))) uniqueness(err);
+        reserved.add(slot);
       }
     }
-    throw new VersionConflict('bank_accounts', record.id);
   }
 
-  /** The lowest slot below the cap no record holds; 402 when the workspace is at its cap. */
-  private async freeSlot(tenant: Tenant, cap: number): Promise<number> {
+  /** The lowest slot below the cap that no record holds and no create in flight reserved; 402 when none is left. */
+  private async freeSlot(tenant: Tenant, cap: number, reserved: Set<number>): Promise<number> {
     const active = await this.store.bankAccounts.list({ where: { ...tenantWhere(tenant), deleted: null }, limit: cap + 1 });
     // Records created without a cap (cash registers, earlier plans) hold no slot but count: they take
     // room from the top, so the slots left are 0 … cap − unslotted − 1.
     const unslotted = active.filter((r) => r.slot === undefined || r.slot === null).length;
     const taken = new Set(active.map((r) => r.slot));
     if (active.length < cap) {
-      for (let slot = 0; slot < cap - unslotted; slot++) if (!taken.has(slot)) return slot;
+      for (let slot = 0; slot < cap - unslotted; slot++) if (!taken.has(slot) && !reserved.has(slot)) return slot;
     }
     throw fail.planLimit('plan_limit_reached', `this plan allows ${cap} bank accounts; upgrade for more`, { feature: 'bank_accounts', cap: String(cap) });
   }
