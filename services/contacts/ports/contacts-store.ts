@@ -37,6 +37,9 @@ export interface ContactRecord extends TenantOwned, CreatedUnderKey {
 
 export type BankAccountType = 'bank' | 'cash';
 
+/** Prefix of the unique key a record's plan-cap slot takes (`cap_slot:<tenant>:<n>`). */
+export const CAP_SLOT_KEY = 'cap_slot:';
+
 export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
   account_type: BankAccountType;
   name: string;
@@ -46,6 +49,11 @@ export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
   bank_code: string | null;
   currency: string | null;
   deleted: string | null;
+  /**
+   * The plan-cap slot (0 … cap−1) this record occupies while not deleted; null for records created without
+   * a cap (cash registers, uncapped plans). The store's unique key on it makes the cap hold under races.
+   */
+  slot?: number | null;
 }
 
 export interface ContactsStore {
