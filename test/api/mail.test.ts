@@ -103,6 +103,27 @@ describe('POST invoices/<id>/send — the e-mail is delivered', () => {
     expect(messages.map((m) => m.subject).sort()).toEqual([`Faktura ${invoice.number}`, 'Reminder']);
   });
 
+  it('a send retried under the same Idempotency-Key mails once', async () => {
+    const to = address('retried');
+    const purchaser = await createPurchaser(ws.api, ws.base, 'Retry a.s.', to);
+    const invoice = await issuedInvoice(ws.api, ws.base, purchaser);
+    const headers = { 'Idempotency-Key': `send-${randomBytes(8).toString('hex')}` };
+    const first = await ws.api.post(`${ws.base}/invoices/${invoice.id}/send`, {}, { headers });
+    const retry = await ws.api.post(`${ws.base}/invoices/${invoice.id}/send`, {}, { headers });
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    expect(retry.body.email_sent_at).toBe(first.body.email_sent_at);
+    await statusEventually(ws.api, ws.base, invoice.id, 'sent');
+    // A later, different send is a new e-mail: it proves the mail service had caught up with the first.
+    await ws.api.post(`${ws.base}/invoices/${invoice.id}/send`, { subject: 'Second' });
+    await statusEventually(ws.api, ws.base, invoice.id, 'sent');
+    const messages = await eventually(async () => {
+      const found = await delivered(to);
+      expect(found).toHaveLength(2);
+      return found;
+    });
+    expect(messages.map((m) => m.subject).sort()).toEqual([`Faktura ${invoice.number}`, 'Second']);
+  });
+
   it('a test-mode invoice is "sent" to the local outbox only, never to its recipients', async () => {
     const token = await tokenFor(system, 'test', ws.id, 'all');
     const sandbox = new Api(system.baseUrl, token);
