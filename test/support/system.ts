@@ -130,8 +130,9 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       CURSOR_SECRET: randomBytes(32).toString('base64url'),
       URL_SECRET: randomBytes(32).toString('base64url'),
       DATA_DIR: dataDir,
-      // Topics and consumer groups of their own: systems sharing the Kafka never consume each other's events.
-      KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.`,
+      // On the run's shared Kafka, topics and consumer groups of their own: systems never consume each
+      // other's events. A suite that brings its own broker reads the plain topic names.
+      ...(options.env?.KAFKA_BROKERS ? {} : { KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.` }),
       ...extraEnv,
     };
     launch = async () => {

@@ -32,7 +32,7 @@ async function startDistributed(): Promise<void> {
   const port = /^kafka (\d+)$/m.exec(readFileSync(path.join(kafkaDir, 'ports'), 'utf8'))![1];
   broker = `127.0.0.1:${port}`;
   mongoUrl = isolatedMongoUrl(realEngineEnv().MONGO_URL, `inv_docs_${randomBytes(6).toString('hex')}`);
-  system = await startSystem({ mode: 'distributed', env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250', KAFKA_TOPIC_PREFIX: '' } });
+  system = await startSystem({ mode: 'distributed', env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250' } });
 }
 
 async function stopDistributed(): Promise<void> {
