@@ -18,3 +18,27 @@ describe('event bus: Kafka refusals', () => {
     }
   });
 });
+
+describe('event bus: Kafka namespace (KAFKA_TOPIC_PREFIX)', () => {
+  it('deployments with different namespaces share a cluster without seeing each other’s events, even in groups of the same name', async () => {
+    const brokers = realEngineEnv().KAFKA_BROKERS.split(',');
+    const run = Date.now();
+    const a = new KafkaEventBus(brokers, 'contract-ns-a', 3, `ns-a-${run}.`);
+    const b = new KafkaEventBus(brokers, 'contract-ns-b', 3, `ns-b-${run}.`);
+    try {
+      const seenByA: string[] = [];
+      const seenByB: string[] = [];
+      const decode = (m: { value: Uint8Array }) => Buffer.from(m.value).toString();
+      await a.subscribe('contract.namespaced', { group: 'workers', fromBeginning: true }, async (m) => void seenByA.push(decode(m)));
+      await b.subscribe('contract.namespaced', { group: 'workers', fromBeginning: true }, async (m) => void seenByB.push(decode(m)));
+      await a.publish('contract.namespaced', [{ key: '1', value: Buffer.from('from-a') }]);
+      await b.publish('contract.namespaced', [{ key: '1', value: Buffer.from('from-b') }]);
+      for (let i = 0; i < 200 && (seenByA.length === 0 || seenByB.length === 0); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(seenByA).toEqual(['from-a']);
+      expect(seenByB).toEqual(['from-b']);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 60_000);
+});
