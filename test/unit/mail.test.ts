@@ -4,7 +4,10 @@ import { simpleParser } from 'mailparser';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DeliveryStatus } from '../../gen/invoicing/rendering/v1/rendering';
 import { EmlOutbox } from '../../services/rendering/adapters/eml-outbox';
+import { toDelivery } from '../../services/rendering/grpc/mail-handlers';
+import { CursorCodec } from '../../services/shared/pagination';
 import { HandlebarsMailTemplates } from '../../services/rendering/adapters/mail-templates';
 import { composeMail } from '../../services/rendering/domain/mail-compose';
 import { attemptFailed, claim, messageIdFor, newDelivery, routeFor, succeeded } from '../../services/rendering/domain/mail-delivery';
@@ -241,5 +244,22 @@ describe('the message', () => {
     expect((parsed.cc as { text: string }).text).toBe('cc@customer.example');
     expect((parsed.bcc as { text: string }).text).toBe('archive@acme.example');
     expect(parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([['Faktura 42.pdf', 'application/pdf', '%PDF-1.7 document 42']]);
+  });
+});
+
+describe('MailService: what happened to a delivery', () => {
+  it('GetDelivery / ListDeliveries answer only the tenant (workspace and mode) that requested it', async () => {
+    const w = mailWorld();
+    const mailer = w.make();
+    const live = await mailer.accept(request({ document_id: 42 }));
+    await mailer.accept(request({ document_id: 43 }));
+    await mailer.accept(request({ document_id: 42, livemode: false }));
+    const cursors = new CursorCodec('unit-test-cursor-secret-0123456789');
+    expect((await mailer.get({ account_id: 7, livemode: true }, live.delivery_id)).id).toBe(live.id);
+    await expect(mailer.get({ account_id: 7, livemode: false }, live.delivery_id)).rejects.toMatchObject({ code: 'resource_not_found' });
+    await expect(mailer.get({ account_id: 8, livemode: true }, live.delivery_id)).rejects.toMatchObject({ code: 'resource_not_found' });
+    const listed = await mailer.list({ account_id: 7, livemode: true }, 42, undefined, cursors);
+    expect(listed.items.map((d) => d.delivery_id)).toEqual([live.delivery_id]);
+    expect(toDelivery(listed.items[0])).toMatchObject({ id: live.delivery_id, status: DeliveryStatus.DELIVERY_STATUS_QUEUED, route: 'smtp', message_id: live.message_id, attempts: 0 });
   });
 });
