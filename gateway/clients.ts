@@ -3,7 +3,7 @@ import { BankingServiceService, ContactsServiceService } from '../gen/invoicing/
 import { DocumentsServiceService } from '../gen/invoicing/documents/v1/documents';
 import { IdentityAdminServiceService, IdentityServiceService } from '../gen/invoicing/identity/v1/identity';
 import { RenderingServiceService } from '../gen/invoicing/rendering/v1/rendering';
-import { AsyncClient, connect } from '../services/shared/grpc/typed';
+import { AsyncClient, CallOptions, connect } from '../services/shared/grpc/typed';
 
 export interface ServiceAddresses {
   identity: string;
@@ -34,6 +34,26 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
     documents,
     rendering,
     close: () => [identity, contacts, banking, documents, rendering].forEach((c) => c.close()),
+  };
+}
+
+/** Every call's options extended with `extra` (the idempotency token of a keyed POST). */
+export function withCallOptions(clients: GatewayClients, extra: Pick<CallOptions, 'idempotency'>): GatewayClients {
+  const bind = <C extends object>(client: C): C =>
+    new Proxy(client, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function' || name === 'close') return value;
+        return (request: unknown, call: CallOptions = {}) => value.call(target, request, { ...call, ...extra });
+      },
+    });
+  return {
+    identity: bind(clients.identity),
+    contacts: bind(clients.contacts),
+    banking: bind(clients.banking),
+    documents: bind(clients.documents),
+    rendering: bind(clients.rendering),
+    close: () => clients.close(),
   };
 }
 

@@ -11,7 +11,7 @@ import { Logger } from '../services/shared/logger';
 import { PrincipalCache } from './auth/principals';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { WorkspaceAccess } from './auth/workspace';
-import { GatewayClients, ServiceAddresses } from './clients';
+import { GatewayClients, ServiceAddresses, withCallOptions } from './clients';
 import { RequestContext, RouteResult } from './http/context';
 import { FsBlobStore } from '../services/shared/blobs/fs';
 import { serveSignedBlobs } from './http/blobs';
@@ -22,7 +22,7 @@ import { docsPage } from './openapi/docs-page';
 import { hasBody, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
-import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf } from './edge/idempotency';
+import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf, RETRYABLE_CODES, scopedKey } from './edge/idempotency';
 import { withEdgePolicies } from './edge/openapi';
 import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
@@ -170,7 +170,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   function errorAnswerOf(httpError: HttpError, requestId: string): Answer {
-    return { status: httpError.status, headers: { ...httpError.headers, 'content-type': JSON_TYPE }, body: Buffer.from(JSON.stringify(errorBody(httpError, requestId))) };
+    return {
+      status: httpError.status,
+      headers: { ...httpError.headers, 'content-type': JSON_TYPE },
+      body: Buffer.from(JSON.stringify(errorBody(httpError, requestId))),
+      retryable: httpError.status === 409 && RETRYABLE_CODES.has(httpError.code),
+    };
   }
 
   function errorAnswer(err: unknown, requestId: string): Answer {
@@ -235,8 +240,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         if (idempotencyKey !== undefined && principal) {
           // Only the handler runs under the key: whatever was refused above kept nothing.
           const fingerprint = requestFingerprint(req.method, req.originalUrl, req.headers['content-type'], rawBodyOf(req));
+          // The services get the key too and record it with their write: a retry after a crash
+          // between their commit and the edge's answers the first result (services/shared/idempotency.ts).
+          const keyed = withCallOptions(clients, { idempotency: { key: scopedKey(principal.credential_id, idempotencyKey), fingerprint } });
           const answer = await idempotency.run({ credentialId: principal.credential_id, key: idempotencyKey, fingerprint, requestId }, () =>
-            route.handle(ctx, clients).then(answerOf, (err: unknown) => errorAnswer(err, requestId)),
+            route.handle(ctx, keyed).then(answerOf, (err: unknown) => errorAnswer(err, requestId)),
           );
           writeAnswer(res, answer);
           return;

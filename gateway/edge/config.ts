@@ -24,7 +24,11 @@ export interface EdgeConfig {
   idempotency: {
     /** How long a completed response is kept and replayed (default 24 h). */
     ttlMs: number;
-    /** Lease of the in-progress marker; renewed every lease/3 while the request runs (default 30 s). */
+    /**
+     * Lease of the in-progress marker; renewed every lease/3 while the request runs (default 5 s): a
+     * dead owner's marker expires within one lease. Short is safe because the services record the key
+     * with their write (a re-execution answers the first result).
+     */
     leaseMs: number;
   };
   /** EDGE_TEST_HOOKS=1: test-only routes and latches (gateway/edge/test-hooks.ts); refused in production. */
@@ -42,7 +46,7 @@ export function readEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
   };
   const testHooks = env.EDGE_TEST_HOOKS === '1';
   if (testHooks && env.NODE_ENV === 'production') throw new ConfigError('EDGE_TEST_HOOKS must not be set in production');
-  const leaseMs = positive('IDEMPOTENCY_LEASE_MS', 30_000);
+  const leaseMs = positive('IDEMPOTENCY_LEASE_MS', 5_000);
   if (leaseMs < 300) throw new ConfigError('IDEMPOTENCY_LEASE_MS must be at least 300');
   return {
     rateLimit: {

@@ -4,7 +4,14 @@
 // `X-Original-Request-Id`. Same key, different request → 409 idempotency_key_conflict; same key while
 // the first still runs → 409 idempotency_in_progress. 5xx answers are not kept (a retry executes),
 // nor is anything refused before execution (401, 403, 402, 404 of workspace gating, 400, 422 of
-// request validation, 429, a malformed key): the guard only runs around the route's handler.
+// request validation, 429, a malformed key): the guard only runs around the route's handler; nor is
+// a retryable 409 (concurrent_modification, idempotency_in_progress from a service).
+//
+// The key also travels to the service (scopedKey(), services/shared/grpc/idempotency.ts), which records
+// it with its own write: at-most-once is the service's guarantee, this record the fast replay. That is
+// what lets the lease here be short (a few seconds, renewed while the handler runs): re-executing a
+// request whose owner died is safe, the service answers the first result.
+
 import { createHash, randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Logger } from '../../services/shared/logger';
@@ -14,6 +21,8 @@ import { EdgeState, IdempotencyClaim, StoredResponse } from './ports/edge-state'
 
 export const IDEMPOTENCY_KEY_MAX = 255;
 const KEY_RE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+/** Error codes of answers that are not final: a retry may succeed, so they are not kept under the key. */
+export const RETRYABLE_CODES = new Set(['concurrent_modification', 'idempotency_in_progress']);
 /** Headers that are part of a stored response; all others (request id, rate limits) belong to each answer. */
 const KEPT_HEADERS = ['content-type', 'location', 'etag', 'content-disposition'];
 
@@ -52,7 +61,13 @@ export interface Answer {
   status: number;
   headers: Record<string, string>;
   body?: Buffer;
+  /** Not final (a 5xx, a retryable 409): sent but not kept under an idempotency key. */
+  retryable?: boolean;
 }
+
+/** The record key of (credential, key): keys of different credentials never meet. Also the key services record. */
+export const scopedKey = (credentialId: string, key: string): string =>
+  createHash('sha256').update(`${credentialId}\n${key}`).digest('base64url');
 
 export interface IdempotentRequest {
   credentialId: string;
@@ -74,7 +89,7 @@ export class IdempotencyGuard {
    * throws the 409s. `execute` must turn the handler's errors into answers (it does not throw).
    */
   async run(request: IdempotentRequest, execute: () => Promise<Answer>): Promise<Answer> {
-    const scope = createHash('sha256').update(`${request.credentialId}\n${request.key}`).digest('base64url');
+    const scope = scopedKey(request.credentialId, request.key);
     const claim: IdempotencyClaim = { fingerprint: request.fingerprint, owner: randomUUID(), requestId: request.requestId };
     const { leaseMs, ttlMs } = this.config;
     const existing = await this.state.begin(scope, claim, leaseMs).catch((err: unknown) => {
@@ -114,7 +129,7 @@ export class IdempotencyGuard {
     }
     clearInterval(renewal);
     try {
-      if (answer.status >= 500) {
+      if (answer.status >= 500 || answer.retryable) {
         await this.state.release(scope, claim.owner);
       } else {
         const kept: StoredResponse = { status: answer.status, headers: {}, body: answer.body ?? Buffer.alloc(0) };

@@ -8,6 +8,7 @@
 //                                    execution_id, a Location and an ETag. Request headers:
 //                                      X-Test-Hold: <name>  wait on latch <name> before answering
 //                                      X-Test-Status: <n>   answer status n (5xx → an error answer)
+//                                      X-Test-Code: <code>  the error answer's code (e.g. concurrent_modification)
 //   GET  /_test/edge/latches/<name>          {"waiting": n}: requests held on the latch
 //   POST /_test/edge/latches/<name>/release  releases them: {"released": n}
 //   GET  /_test/edge/stats                   {"executions": n, "pid": …}: echo executions so far
@@ -42,7 +43,8 @@ export function edgeTestHooks(): EdgeTestHooks {
     }
     const status = Number(ctx.req.header('x-test-status') ?? 201);
     if (!Number.isInteger(status) || status < 200 || status > 599) throw new HttpError(422, 'invalid_value', 'X-Test-Status must be an HTTP status');
-    if (status >= 400) throw new HttpError(status, 'test_failure', `test-induced ${status}`);
+    const code = ctx.req.header('x-test-code');
+    if (status >= 400) throw new HttpError(status, code && /^[a-z_]{1,64}$/.test(code) ? code : 'test_failure', `test-induced ${status}`);
     const raw = rawBodyOf(ctx.req);
     return {
       status,

@@ -1,8 +1,8 @@
 // /accounts/:account_id/contacts — spec §4 Contacts.
-import { BankAccount, BankAccountType, Contact, LegalEntity } from '../../gen/invoicing/contacts/v1/contacts';
+import { BankAccount, BankAccountType, Contact, LegalEntity, LegalEntityInput } from '../../gen/invoicing/contacts/v1/contacts';
 import { HttpError } from '../http/errors';
 import { listEnvelope, pageQuery, pathId } from '../http/ids';
-import { presentAddress } from './presenters';
+import { presentAddress, textOrNull } from './presenters';
 import { RouteSpec } from './route';
 
 const BASE = '/accounts/:account_id/contacts';
@@ -12,11 +12,11 @@ export function presentLegalEntity(e: LegalEntity | undefined) {
   return {
     id: e.id,
     name: e.name,
-    registration_id: e.registration_id,
-    tax_id: e.tax_id,
-    vat_id: e.vat_id,
-    email: e.email,
-    phone: e.phone,
+    registration_id: textOrNull(e.registration_id),
+    tax_id: textOrNull(e.tax_id),
+    vat_id: textOrNull(e.vat_id),
+    email: textOrNull(e.email),
+    phone: textOrNull(e.phone),
     address: presentAddress(e.address),
     postal_address: presentAddress(e.postal_address),
     created_at: e.created_at,
@@ -55,6 +55,12 @@ export function presentBankAccount(b: BankAccount) {
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+/**
+ * The inline legal entity of a body as a proto message. Built with fromPartial, never passed raw: the
+ * encoder writes String(value) for a missing non-optional string, which stored "undefined" as text.
+ */
+const legalEntityInput = (value: unknown) => (value === undefined || value === null ? undefined : LegalEntityInput.fromPartial(value as LegalEntityInput));
+
 export const contactRoutes: RouteSpec[] = [
   {
     method: 'get',
@@ -76,7 +82,7 @@ export const contactRoutes: RouteSpec[] = [
     handle: async (ctx, { contacts }) => {
       const body = ctx.body as Body;
       const res = await contacts.createContact(
-        { tenant: ctx.tenant, name: body.name ?? '', invoice_account_id: body.invoice_account_id ?? 0, invoice_account: body.invoice_account },
+        { tenant: ctx.tenant, name: body.name ?? '', invoice_account_id: body.invoice_account_id ?? 0, invoice_account: legalEntityInput(body.invoice_account) },
         { requestId: ctx.requestId },
       );
       return { status: 201, body: presentContact(res.contact!) };
@@ -100,7 +106,7 @@ export const contactRoutes: RouteSpec[] = [
     handle: async (ctx, { contacts }) => {
       const body = ctx.body as Body;
       const res = await contacts.updateContact(
-        { tenant: ctx.tenant, id: pathId(ctx.params.id, 'contact'), name: body.name, invoice_account_id: body.invoice_account_id, invoice_account: body.invoice_account },
+        { tenant: ctx.tenant, id: pathId(ctx.params.id, 'contact'), name: body.name, invoice_account_id: body.invoice_account_id, invoice_account: legalEntityInput(body.invoice_account) },
         { requestId: ctx.requestId },
       );
       return { status: 200, body: presentContact(res.contact!) };

@@ -1,7 +1,7 @@
 // Documents (proto) → the JSON the API returns: one shape per type, optional values as explicit nulls,
 // money and quantities as decimal strings.
 import { BankDetails, Document, DocumentRef, DocumentType, Party } from '../../gen/invoicing/documents/v1/documents';
-import { presentAddress } from './presenters';
+import { presentAddress, textOrNull } from './presenters';
 
 export const TYPE_NAME: Record<number, string> = {
   [DocumentType.DOCUMENT_TYPE_INVOICE]: 'invoice',
@@ -14,11 +14,11 @@ function presentParty(p: Party | undefined) {
   if (!p) return null;
   return {
     name: p.name,
-    registration_id: p.registration_id,
-    tax_id: p.tax_id,
-    vat_id: p.vat_id,
-    email: p.email,
-    phone: p.phone,
+    registration_id: textOrNull(p.registration_id),
+    tax_id: textOrNull(p.tax_id),
+    vat_id: textOrNull(p.vat_id),
+    email: textOrNull(p.email),
+    phone: textOrNull(p.phone),
     address: presentAddress(p.address),
     postal_address: presentAddress(p.postal_address),
   };

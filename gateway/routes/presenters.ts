@@ -15,31 +15,37 @@ export const CREDENTIAL_TYPE: Record<number, string> = {
   [CredentialType.CREDENTIAL_TYPE_SESSION]: 'session',
 };
 
+/**
+ * An optional text field of a proto message → JSON. proto3 strings have no presence, so the services
+ * spell "absent" as "": the API returns null for it (docs/decisions.md, "absent values are null").
+ */
+export const textOrNull = (value: string | undefined): string | null => (value ? value : null);
+
 export function presentAddress(a: Address | undefined) {
   if (!a) return null;
   return {
-    name: a.name,
-    street: a.street,
-    municipality: a.municipality,
-    postal_code: a.postal_code,
-    country_alpha2: a.country_alpha2,
-    contact: a.contact,
+    name: textOrNull(a.name),
+    street: textOrNull(a.street),
+    municipality: textOrNull(a.municipality),
+    postal_code: textOrNull(a.postal_code),
+    country_alpha2: textOrNull(a.country_alpha2),
+    contact: textOrNull(a.contact),
   };
 }
 
 export function presentLegalIdentity(li: LegalIdentity | undefined) {
   if (!li) return null;
   return {
-    name: li.name,
-    registration_id: li.registration_id,
-    tax_id: li.tax_id,
-    vat_id: li.vat_id,
-    vat_payer_type: li.vat_payer_type,
-    vat_period: li.vat_period,
-    email: li.email,
-    phone_number: li.phone_number,
-    web: li.web,
-    legal_form: li.legal_form,
+    name: textOrNull(li.name),
+    registration_id: textOrNull(li.registration_id),
+    tax_id: textOrNull(li.tax_id),
+    vat_id: textOrNull(li.vat_id),
+    vat_payer_type: textOrNull(li.vat_payer_type),
+    vat_period: textOrNull(li.vat_period),
+    email: textOrNull(li.email),
+    phone_number: textOrNull(li.phone_number),
+    web: textOrNull(li.web),
+    legal_form: textOrNull(li.legal_form),
     legal_form_id: li.legal_form_id ?? null,
     address: presentAddress(li.address),
     postal_address: presentAddress(li.postal_address),

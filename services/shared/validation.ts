@@ -73,3 +73,47 @@ export function normalizeBic(value: string, field = 'swift'): string {
   if (!validator.isBIC(bic)) throw fail.invalid('invalid_swift', `${field} is not a valid SWIFT/BIC code`, field);
   return bic;
 }
+
+/** Czech/Slovak national account number as users type it: `[prefix-]number/bank code`. */
+const NATIONAL_ACCOUNT = /^(?:(\d{1,6})-)?(\d{2,10})\/(\d{4})$/;
+const PREFIX_WEIGHTS = [10, 5, 8, 4, 2, 1];
+const NUMBER_WEIGHTS = [6, 3, 7, 9, 10, 5, 8, 4, 2, 1];
+
+/** The Czech/Slovak mod-11 check (Decree 169/2011): digits weighted right-aligned, the sum divisible by 11. */
+function accountMod11Ok(digits: string, weights: number[]): boolean {
+  const offset = weights.length - digits.length;
+  const sum = [...digits].reduce((acc, d, i) => acc + Number(d) * weights[offset + i], 0);
+  return sum % 11 === 0;
+}
+
+export interface AccountNumber {
+  /** `prefix-number` (prefix only when non-zero, leading zeros dropped), or the foreign number as typed. */
+  number: string;
+  /** The bank code a national number carries after its `/`; null for a foreign number. */
+  bankCode: string | null;
+}
+
+/**
+ * An account number. The national form `[prefix-]number/bank code` is read as Czech/Slovak and must pass
+ * the mod-11 checks of prefix and number; it is stored as `prefix-number` with the bank code apart. Any
+ * other number (foreign formats) gets a character check only.
+ */
+export function normalizeAccountNumber(value: string, field = 'account_number'): AccountNumber {
+  const typed = value.trim();
+  const national = NATIONAL_ACCOUNT.exec(typed.replace(/\s+/g, ''));
+  if (national) {
+    const [, prefix = '', number, bankCode] = national;
+    // A number needs at least two non-zero digits (the decree's rule; it also refuses an all-zero number).
+    if (!accountMod11Ok(prefix, PREFIX_WEIGHTS) || !accountMod11Ok(number, NUMBER_WEIGHTS) || number.replace(/0/g, '').length < 2) {
+      throw fail.invalid('invalid_account_number', `${field} ${typed} fails the Czech/Slovak account number check (mod 11)`, field);
+    }
+    const significantPrefix = prefix.replace(/^0+/, '');
+    const significantNumber = number.replace(/^0+/, '');
+    return { number: significantPrefix ? `${significantPrefix}-${significantNumber}` : significantNumber, bankCode };
+  }
+  if (typed.includes('/')) {
+    throw fail.invalid('invalid_account_number', `${field} with a bank code must read [prefix-]number/bank code (up to 6, 10 and exactly 4 digits)`, field);
+  }
+  if (!/^[0-9A-Za-z -]{1,34}$/.test(typed)) throw fail.invalid('invalid_account_number', `${field} is not valid`, field);
+  return { number: typed, bankCode: null };
+}

@@ -75,6 +75,48 @@ describe('POST /accounts/<account_id>/bank_accounts', () => {
   });
 });
 
+describe('Czech/Slovak account numbers in their national form ([prefix-]number/bank code)', () => {
+  it.each([
+    ['19-2000145399/0800', '19-2000145399', '0800'],
+    ['000019-2000145399/0800', '19-2000145399', '0800'],
+    ['2600000003/1100', '2600000003', '1100'],
+  ])('accepts %s: stored as %s with bank_code %s derived from the suffix', async (typed, number, bankCode) => {
+    const res = await api.post(base, { account_number: typed });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ account_number: number, bank_code: bankCode });
+    expect((await api.get(`${base}/${res.body.id}`)).body).toMatchObject({ account_number: number, bank_code: bankCode });
+  });
+
+  it('accepts an explicit bank_code that agrees with the suffix', async () => {
+    const res = await api.post(base, { account_number: '19-2000145399/0800', bank_code: '0800' });
+    expect(res.status).toBe(201);
+    expect(res.body.bank_code).toBe('0800');
+  });
+
+  it.each([
+    [{ account_number: '19-2000145398/0800' }, 'invalid_account_number', 'account_number'],
+    [{ account_number: '18-2000145399/0800' }, 'invalid_account_number', 'account_number'],
+    [{ account_number: '2600000001/1100' }, 'invalid_account_number', 'account_number'],
+    [{ account_number: '2000145399/08' }, 'invalid_account_number', 'account_number'],
+    [{ account_number: '19-2000145399/0800', bank_code: '0100' }, 'bank_code_mismatch', 'bank_code'],
+  ])('422 for %j (%s)', async (body, code, field) => {
+    const res = await api.post(base, body);
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code, field });
+  });
+
+  it('PATCH with a national number sets bank_code from it; a contradicting bank_code is refused and nothing changes', async () => {
+    const created = await api.post(base, { account_number: '77', bank_code: 'ABC' });
+    const patched = await api.patch(`${base}/${created.body.id}`, { account_number: '2000145399/0800' });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ account_number: '2000145399', bank_code: '0800' });
+    const contradicted = await api.patch(`${base}/${created.body.id}`, { account_number: '19-2000145399/0800', bank_code: null });
+    expect(contradicted.status).toBe(422);
+    expect(contradicted.body.error.code).toBe('bank_code_mismatch');
+    expect((await api.get(`${base}/${created.body.id}`)).body).toMatchObject({ account_number: '2000145399', bank_code: '0800' });
+  });
+});
+
 describe('cash registers', () => {
   it('are created by the operator, listed with bank accounts, and unique by name among cash registers', async () => {
     const till = await system.cli('cash-register', 'create', '--workspace', String(ws.id), '--name', 'Front desk', '--currency', 'CZK');

@@ -102,6 +102,46 @@ describe('POST /accounts/<account_id>/contacts', () => {
   });
 });
 
+describe('absent values are null, never the text of a JavaScript value', () => {
+  const absentAddress = { name: null, street: null, municipality: null, postal_code: null, contact: null };
+  const absentEntity = { registration_id: null, tax_id: null, vat_id: null, email: null, phone: null, postal_address: null };
+
+  it('a partial address is stored and returned with its missing parts null', async () => {
+    const res = await api.post(base, { invoice_account: { name: 'A s.r.o.', address: { country_alpha2: 'cz' } } });
+    expect(res.status).toBe(201);
+    expect(res.body.invoice_account).toEqual(expect.objectContaining({ name: 'A s.r.o.', ...absentEntity, address: { ...absentAddress, country_alpha2: 'cz' } }));
+    const read = await api.get(`${base}/${res.body.id}`);
+    expect(read.body.invoice_account.address).toEqual({ ...absentAddress, country_alpha2: 'cz' });
+    expect(JSON.stringify(read.body)).not.toContain('undefined');
+    // Nothing stored as "undefined" either: a search for it finds nothing.
+    const search = await api.get(`${base}?q=undefined`);
+    expect(search.body.data.map((c: { id: number }) => c.id)).not.toContain(res.body.id);
+  });
+
+  it('an address without a country has a null country; null and "" parts are absent too', async () => {
+    const res = await api.post(base, { invoice_account: { name: 'B s.r.o.', postal_address: { street: 'Dlouhá 5', municipality: null, postal_code: '' } } });
+    expect(res.status).toBe(201);
+    expect(res.body.invoice_account.postal_address).toEqual({ ...absentAddress, street: 'Dlouhá 5', country_alpha2: null });
+    expect(res.body.invoice_account.address).toBeNull();
+  });
+
+  it('PATCH with a partial address replaces the address and leaves no "undefined" behind', async () => {
+    const created = await api.post(base, entity('C s.r.o.', { address: { street: 'Krátká 1', municipality: 'Brno', country_alpha2: 'cz' } }));
+    const res = await api.patch(`${base}/${created.body.id}`, { invoice_account: { address: { municipality: 'Praha' } } });
+    expect(res.status).toBe(200);
+    expect(res.body.invoice_account.address).toEqual({ ...absentAddress, municipality: 'Praha', country_alpha2: null });
+    const cleared = await api.patch(`${base}/${created.body.id}`, { invoice_account: { address: { street: null, country_alpha2: '' } } });
+    expect(cleared.body.invoice_account.address).toBeNull();
+  });
+
+  it('clearing an optional string of the legal entity ("") returns null', async () => {
+    const created = await api.post(base, entity('D s.r.o.', { email: 'ap@d.example', tax_id: 'T-1' }));
+    expect(created.body.invoice_account).toMatchObject({ email: 'ap@d.example', tax_id: 'T-1' });
+    const res = await api.patch(`${base}/${created.body.id}`, { invoice_account: { email: '', tax_id: '' } });
+    expect(res.body.invoice_account).toMatchObject({ email: null, tax_id: null });
+  });
+});
+
 describe('GET /accounts/<account_id>/contacts/<id>', () => {
   it('reads one contact; 404 for unknown and non-numeric ids', async () => {
     const created = await api.post(base, entity('Readable Ltd'));

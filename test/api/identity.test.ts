@@ -264,6 +264,8 @@ describe('GET /user/accounts', () => {
     const acme = await api.get(`/api/v1/user/accounts/${ws.id}`, { token: ws.pat });
     expect(acme.body.name).toBe('ACME Holding a.s.');
     expect(acme.body.legal_identity).toMatchObject({ vat_id: 'CZ12345678', legal_form_id: 112, address: { street: 'Hlavní 1', country_alpha2: 'cz' }, postal_address: { street: 'P.O. Box 7' } });
+    // Fields the legal identity was set without are null, not "".
+    expect(acme.body.legal_identity).toMatchObject({ tax_id: null, email: null, phone_number: null, web: null, vat_payer_type: null, address: { name: null, contact: null } });
     expect(acme.body.onboarding_step).toBeNull();
     expect(acme.body.accounting_type).toBe('simple');
   });

@@ -48,6 +48,37 @@ describe('SqliteEdgeState: one process per file', () => {
   });
 });
 
+describe('SqliteEdgeState: markers of a dead process', () => {
+  it('drops in-progress markers when the file is opened (the lock proves their owner died), keeps completed records', async () => {
+    const own = freshFile();
+    const first = new SqliteEdgeState(own);
+    await first.begin('kept', claim(1), 10_000);
+    await first.complete('kept', claim(1), response, 60_000);
+    await first.begin('orphan', claim(2), 10_000);
+    await first.close(); // as a killed process leaves the file: the marker's lease still runs
+    const again = new SqliteEdgeState(own);
+    try {
+      expect((await again.begin('orphan', claim(3), 10_000)).outcome).toBe('started');
+      expect((await again.begin('kept', claim(4), 10_000)).outcome).toBe('done');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('a second handle in the same process keeps the first handle’s live markers', async () => {
+    const own = freshFile();
+    const first = new SqliteEdgeState(own);
+    await first.begin('live', claim(1), 10_000);
+    const second = new SqliteEdgeState(own);
+    try {
+      expect((await second.begin('live', claim(2), 10_000)).outcome).toBe('running');
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+});
+
 describe('SqliteEdgeState: sweeping', () => {
   const rows = (own: string) => {
     const db = new Database(own, { readonly: true });

@@ -132,6 +132,66 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
       expect(await c.count({ code: 'RACE' })).toBe(1);
     });
 
+    describe('unique keys under concurrent writers of the same document', () => {
+      it('a losing compare-and-set keeps the winner\'s claim: no third document can take the key', async () => {
+        const c = items();
+        const keys = ['K1', 'K2', 'K3', 'K4', 'K5'];
+        for (const [i] of keys.entries()) await c.insert(item(i + 1));
+        const intruder = await c.insert(item(100));
+        for (const [i, code] of keys.entries()) {
+          const current = (await c.get(i + 1))!;
+          // Four writers of one version: exactly one compare-and-set wins, the others lose.
+          const results = await Promise.allSettled(Array.from({ length: 4 }, (_, w) => c.update({ ...current, code, name: `writer ${w}` })));
+          expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+          for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(VersionConflict);
+          await expect(c.insert(item(200 + i, { code }))).rejects.toBeInstanceOf(UniqueViolation);
+          await expect(c.update({ ...(await c.get(intruder.id))!, code })).rejects.toBeInstanceOf(UniqueViolation);
+        }
+        expect(await c.count({ code: 'K1' })).toBe(1);
+      });
+
+      it('a losing compare-and-set frees the key only it wanted', async () => {
+        const c = items();
+        const doc = await c.insert(item(1));
+        const results = await Promise.allSettled(['WIN_OR_LOSE_A', 'WIN_OR_LOSE_B'].map((code) => c.update({ ...doc, code })));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const held = (await c.get(1))!.code!;
+        const freed = held === 'WIN_OR_LOSE_A' ? 'WIN_OR_LOSE_B' : 'WIN_OR_LOSE_A';
+        expect((await c.insert(item(2, { code: freed }))).code).toBe(freed);
+        await expect(c.insert(item(3, { code: held }))).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('mutate with concurrent writers of the same key leaves the key held by the document', async () => {
+        const c = items();
+        await c.insert(item(1));
+        await Promise.all(Array.from({ length: 6 }, (_, w) => mutate(c, 1, (d) => ({ ...d, code: 'SHARED', name: `writer ${w}` }))));
+        await expect(c.insert(item(2, { code: 'SHARED' }))).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('an insert refused for its duplicate id leaves the existing document\'s keys claimed', async () => {
+        const c = items();
+        await c.insert(item(1, { code: 'OWNED' }));
+        await expect(c.insert(item(1, { code: 'OWNED' }))).rejects.toBeInstanceOf(DuplicateId);
+        await expect(c.insert(item(2, { code: 'OWNED' }))).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('concurrent inserts of the same id and key: one document, and the key stays taken', async () => {
+        const c = items();
+        const results = await Promise.allSettled(Array.from({ length: 4 }, () => c.insert(item(1, { code: 'TWIN' }))));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        await expect(c.insert(item(2, { code: 'TWIN' }))).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('a key released by one document is taken by exactly one of several concurrent claimants', async () => {
+        const c = items();
+        const holder = await c.insert(item(1, { code: 'HANDOVER' }));
+        await c.update({ ...holder, code: null });
+        const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => c.insert(item(i + 2, { code: 'HANDOVER' }))));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(await c.count({ code: 'HANDOVER' })).toBe(1);
+      });
+    });
+
     it('nextId is atomic and strictly increasing per sequence', async () => {
       const seq = `seq_${randomBytes(4).toString('hex')}`;
       const ids = await Promise.all(Array.from({ length: 25 }, () => store.nextId(seq)));

@@ -11,6 +11,7 @@ import { createLogger } from '../../services/shared/logger';
 const log = createLogger('test');
 let server: RunningServer;
 let seenRequestId = '';
+let seenIdempotency: CallContext['idempotency'];
 
 const unused = async () => {
   throw new Error('not used by this test');
@@ -19,6 +20,7 @@ const unused = async () => {
 beforeAll(async () => {
   const getUser = async (req: GetUserRequest, ctx: CallContext): Promise<GetUserResponse> => {
     seenRequestId = ctx.requestId;
+    seenIdempotency = ctx.idempotency;
     if (req.user_id === 404) throw fail.notFound('user');
     if (req.user_id === 422) throw fail.invalid('bad_thing', 'thing is bad', 'thing');
     if (req.user_id === 500) throw new Error('boom: secret detail');
@@ -37,6 +39,14 @@ describe('gRPC calls', () => {
   it('propagate the request id in metadata', async () => {
     await client().getUser({ user_id: 1 }, { requestId: 'req_abc123456' });
     expect(seenRequestId).toBe('req_abc123456');
+  });
+
+  it('carry an idempotency token (scoped key, fingerprint) in metadata, and none when the call has none', async () => {
+    const idempotency = { key: 'k3y_-scoped', fingerprint: 'fp_-1' };
+    await client().getUser({ user_id: 1 }, { idempotency });
+    expect(seenIdempotency).toEqual(idempotency);
+    await client().getUser({ user_id: 1 });
+    expect(seenIdempotency).toBeUndefined();
   });
 
   it('turn DomainErrors into a status code plus an error detail', async () => {

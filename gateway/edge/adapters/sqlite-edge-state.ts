@@ -37,9 +37,11 @@ const SWEEP_BATCH = 500;
 
 const connections = new Map<string, { db: Database.Database; handles: number }>();
 
-function openShared(file: string): Database.Database {
+/** Opens (or shares) the file's connection; `first` when this call opened it. */
+function openShared(file: string): { db: Database.Database; first: boolean } {
   const key = path.resolve(file);
   let shared = connections.get(key);
+  const first = !shared;
   if (!shared) {
     const db = new Database(key, { timeout: 2000 });
     db.pragma('locking_mode = EXCLUSIVE');
@@ -57,7 +59,7 @@ function openShared(file: string): Database.Database {
     connections.set(key, shared);
   }
   shared.handles += 1;
-  return shared.db;
+  return { db: shared.db, first };
 }
 
 function releaseShared(file: string): void {
@@ -86,7 +88,8 @@ export class SqliteEdgeState implements EdgeState {
   private readonly completeTx: (scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number) => boolean;
 
   constructor(private readonly file: string, options: SqliteEdgeStateOptions = {}) {
-    this.db = openShared(file);
+    const { db, first } = openShared(file);
+    this.db = db;
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS idempotency_records (
         scope TEXT PRIMARY KEY,
@@ -138,6 +141,10 @@ export class SqliteEdgeState implements EdgeState {
       return true;
     });
     this.completeTx = (scope, claim, response, ttlMs) => complete.immediate(scope, claim, response, ttlMs);
+    // The file is locked to this process, so an in-progress marker found when the connection opens was
+    // left by a process that died mid-request: drop it, and a retry executes at once instead of waiting
+    // out the lease (safe: the services answer a re-executed request with its first result).
+    if (first) this.db.prepare(`DELETE FROM idempotency_records WHERE state = 'running'`).run();
     this.sweeper = setInterval(() => this.sweep(), options.sweepEveryMs ?? 60_000);
     this.sweeper.unref();
   }

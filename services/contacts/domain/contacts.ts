@@ -1,5 +1,6 @@
 // Contacts: a workspace's label for a legal entity (spec §2, §4 Contacts).
 import { fail } from '../../shared/errors';
+import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
 import { mutate } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantKey, tenantWhere } from '../../shared/tenant';
 import { ContactRecord, ContactsStore, LegalEntityRecord } from '../ports/contacts-store';
@@ -51,7 +52,18 @@ export class Contacts {
     return undefined;
   }
 
-  async create(tenant: Tenant, input: CreateContactInput): Promise<ContactView> {
+  /** Under an Idempotency-Key, a retry answers the contact the first attempt created. */
+  async create(tenant: Tenant, input: CreateContactInput, token?: IdempotencyToken): Promise<ContactView> {
+    let created: LegalEntityRecord | undefined;
+    const contact = await createOnce(this.store.contacts, tenant, token, async () => {
+      const { contact, entity } = await this.createNew(tenant, input, token);
+      created = entity;
+      return contact;
+    });
+    return { contact, entity: created ?? (await this.entities.get(tenant, contact.invoice_account_id)) };
+  }
+
+  private async createNew(tenant: Tenant, input: CreateContactInput, token: IdempotencyToken | undefined): Promise<ContactView> {
     let entity = await this.entityFor(tenant, input);
     const name = label(input.name);
     if (!entity) {
@@ -72,6 +84,7 @@ export class Contacts {
       search_text: searchText(contactName, entity.name),
       created_at: at,
       updated_at: at,
+      ...createdUnder(token),
     });
     return { contact, entity };
   }

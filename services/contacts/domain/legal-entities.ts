@@ -28,9 +28,10 @@ function text(value: string | undefined, field: string): string | undefined {
   return trimmed;
 }
 
+/** A given address replaces the stored one whole; missing parts are absent (""), and so is an address without any part. */
 function address(input: Partial<AddressData> | undefined, field: string): AddressData | null | undefined {
   if (input === undefined) return undefined;
-  return {
+  const parsed: AddressData = {
     name: text(input.name, `${field}.name`) ?? '',
     street: text(input.street, `${field}.street`) ?? '',
     municipality: text(input.municipality, `${field}.municipality`) ?? '',
@@ -38,6 +39,7 @@ function address(input: Partial<AddressData> | undefined, field: string): Addres
     country_alpha2: normalizeCountry(input.country_alpha2 ?? '', `${field}.country_alpha2`),
     contact: text(input.contact, `${field}.contact`) ?? '',
   };
+  return Object.values(parsed).some((part) => part !== '') ? parsed : null;
 }
 
 /** Applies validated input over `base` (field names prefixed with `prefix` in errors). */

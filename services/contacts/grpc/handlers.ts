@@ -20,13 +20,17 @@ export function contactsHandlers(contacts: Contacts, entities: LegalEntities, cu
       const { items, page_info } = cursors.page(rows, page.limit, (v) => [v.contact.id], filterKey);
       return { contacts: items.map(toContactMessage), page_info };
     },
-    createContact: async (req) => ({
+    createContact: async (req, ctx) => ({
       contact: toContactMessage(
-        await contacts.create(requireTenant(req.tenant), {
-          name: req.name,
-          invoice_account_id: positiveOrUndefined(req.invoice_account_id),
-          invoice_account: fromLegalEntityInput(req.invoice_account),
-        }),
+        await contacts.create(
+          requireTenant(req.tenant),
+          {
+            name: req.name,
+            invoice_account_id: positiveOrUndefined(req.invoice_account_id),
+            invoice_account: fromLegalEntityInput(req.invoice_account),
+          },
+          ctx.idempotency,
+        ),
       ),
     }),
     getContact: async (req) => ({ contact: toContactMessage(await contacts.get(requireTenant(req.tenant), req.id)) }),
@@ -60,9 +64,9 @@ export function bankingHandlers(bankAccounts: BankAccounts, cursors: CursorCodec
       const { items, page_info } = cursors.page(rows, page.limit, (b) => [b.id], filterKey);
       return { bank_accounts: items.map(toBankAccountMessage), page_info };
     },
-    createBankAccount: async (req) => {
+    createBankAccount: async (req, ctx) => {
       const { tenant, cap, ...input } = req;
-      return { bank_account: toBankAccountMessage(await bankAccounts.createBankAccount(requireTenant(tenant), input, cap)) };
+      return { bank_account: toBankAccountMessage(await bankAccounts.createBankAccount(requireTenant(tenant), input, cap, ctx.idempotency)) };
     },
     getBankAccount: async (req) => ({ bank_account: toBankAccountMessage(await bankAccounts.get(requireTenant(req.tenant), req.id)) }),
     updateBankAccount: async (req) => {

@@ -1,5 +1,6 @@
 // What the contacts domain persists. Every record belongs to one tenant (account_id + livemode).
 import type { AddressData } from '../../shared/address';
+import type { CreatedUnderKey } from '../../shared/idempotency';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
 export type { AddressData };
@@ -24,7 +25,8 @@ export interface LegalEntityRecord extends TenantOwned {
   postal_address: AddressData | null;
 }
 
-export interface ContactRecord extends TenantOwned {
+/** Created under an Idempotency-Key: the key is kept on the record (a retry answers it). */
+export interface ContactRecord extends TenantOwned, CreatedUnderKey {
   name: string;
   invoice_account_id: number;
   suspended: boolean;
@@ -35,7 +37,10 @@ export interface ContactRecord extends TenantOwned {
 
 export type BankAccountType = 'bank' | 'cash';
 
-export interface BankAccountRecord extends TenantOwned {
+/** Prefix of the unique key a record's plan-cap slot takes (`cap_slot:<tenant>:<n>`). */
+export const CAP_SLOT_KEY = 'cap_slot:';
+
+export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
   account_type: BankAccountType;
   name: string;
   iban: string | null;
@@ -44,6 +49,11 @@ export interface BankAccountRecord extends TenantOwned {
   bank_code: string | null;
   currency: string | null;
   deleted: string | null;
+  /**
+   * The plan-cap slot (0 … cap−1) this record occupies while not deleted; null for records created without
+   * a cap (cash registers, uncapped plans). The store's unique key on it makes the cap hold under races.
+   */
+  slot?: number | null;
 }
 
 export interface ContactsStore {

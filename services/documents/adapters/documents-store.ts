@@ -1,3 +1,4 @@
+import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency';
 import { DocumentStore } from '../../shared/store/port';
 import { DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
 
@@ -8,14 +9,16 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
     documents: store.collection<DocumentRecord>({
       name: 'documents',
       // The last guards of numbering: one document per (type, year, counter), and per number text
-      // (two number formats can print the same text).
+      // (two number formats can print the same text). And one document per Idempotency-Key that
+      // created one (services/shared/idempotency.ts).
       uniqueKeys: (d) => [
+        ...creationUniqueKeys(d),
         ...(d.sequence_number !== null && d.sequence_year !== null
           ? [`number:${d.account_id}:${mode(d.livemode)}:${d.type}:${d.sequence_year}:${d.sequence_number}`]
           : []),
         ...(d.number !== null ? [`${NUMBER_TEXT_KEY}${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
       ],
-      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id']],
+      indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
     }),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',

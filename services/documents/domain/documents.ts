@@ -1,5 +1,6 @@
 // Document CRUD (spec §4): list, create, read, partial update and soft delete, per type.
 import { fail } from '../../shared/errors';
+import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
 import { UniqueViolation } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
 import { DocType, DocumentRecord, NUMBER_TEXT_KEY, OutboxEntry } from '../ports/documents-store';
@@ -36,18 +37,23 @@ export class Documents {
     return this.ctx.view(doc);
   }
 
-  async create(tenant: Tenant, type: DocType, input: DocumentInput): Promise<DocumentView> {
+  /** Under an Idempotency-Key, a retry answers the document the first attempt created. */
+  async create(tenant: Tenant, type: DocType, input: DocumentInput, token?: IdempotencyToken): Promise<DocumentView> {
+    return this.ctx.view(await createOnce(this.ctx.store.documents, tenant, token, () => this.createNew(tenant, type, input, token)));
+  }
+
+  private async createNew(tenant: Tenant, type: DocType, input: DocumentInput, token: IdempotencyToken | undefined): Promise<DocumentRecord> {
     const supplier = await this.ctx.directory.supplier(tenant.account_id);
     const settings = await this.ctx.settings.resolve(tenant.account_id, supplier);
     const fields = await compose(this.ctx, tenant, type, null, input, settings);
     const id = await this.ctx.store.nextId('documents.document');
     const at = this.ctx.now();
-    const record = newRecord(tenant, type, id, fields, supplier, at);
+    const record: DocumentRecord = { ...newRecord(tenant, type, id, fields, supplier, at), ...createdUnder(token) };
     // Proformas and quotes are not tax documents: numbered at creation from a plain counter per year.
     if (type === 'proforma' || type === 'quote') {
-      return this.ctx.view(await insertCounted(this.ctx, tenant, record, settings.number_format, (r) => [this.ctx.events.changed(r, 'created')]));
+      return insertCounted(this.ctx, tenant, record, settings.number_format, (r) => [this.ctx.events.changed(r, 'created')]);
     }
-    return this.ctx.view(await this.ctx.insert(withEvents(record, this.ctx.events.changed(record, 'created'))));
+    return this.ctx.insert(withEvents(record, this.ctx.events.changed(record, 'created')));
   }
 
   async update(tenant: Tenant, type: DocType, id: number, input: DocumentInput): Promise<DocumentView> {

@@ -1,5 +1,6 @@
 // Workflow actions (spec §3): issue, mark_paid, send, convert_to_invoice, accept, quote conversion.
 import { fail } from '../../shared/errors';
+import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { DuplicateId, VersionConflict } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
 import { DocType, DocumentRecord } from '../ports/documents-store';
@@ -16,12 +17,15 @@ export class Lifecycle {
 
   // ---- issue (invoices, credit notes, proformas) ---------------------------------------------
 
-  async issue(tenant: Tenant, type: DocType, id: number): Promise<DocumentView> {
-    if (type === 'proforma') return this.issueProforma(tenant, id);
+  /** Under an Idempotency-Key (recorded with the number), a retry answers the issued document, not not_draft. */
+  async issue(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken): Promise<DocumentView> {
+    if (type === 'proforma') return this.issueProforma(tenant, id, token);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const doc = await this.ctx.load(tenant, type, id);
+      // Issued under this key already (also by a concurrent attempt, or rolled forward after a crash).
+      if (appliedUnder(doc, token)) return this.ctx.view(doc);
       if (!issuable(doc)) throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued; this one is ${doc.status}`);
-      const issued = await this.issueRecord(tenant, doc);
+      const issued = await this.issueRecord(tenant, doc, token);
       if (issued) return this.ctx.view(issued);
       // Not numbered: it stopped being a draft (the next load says so), or changed while it was being
       // numbered (a racing PATCH): then every check runs again on the new content.
@@ -34,13 +38,13 @@ export class Lifecycle {
    * numbered because it stopped being a draft or changed meanwhile. The checks that matter are made again
    * by numbering on the revision it writes (DocumentsContext.checkIssue); these here fail fast.
    */
-  private async issueRecord(tenant: Tenant, doc: DocumentRecord): Promise<DocumentRecord | null> {
+  private async issueRecord(tenant: Tenant, doc: DocumentRecord, token?: IdempotencyToken): Promise<DocumentRecord | null> {
     if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
     const supplier = await this.ctx.directory.supplier(tenant.account_id);
     const purchaser = (doc.purchaser_id ? await this.ctx.directory.purchaser(tenant, doc.purchaser_id) : null) ?? doc.purchaser;
     const settings = await this.ctx.settings.resolve(tenant.account_id, supplier);
     if (doc.type === 'credit_note' && doc.invoice_id) await this.reserveCredit(tenant, doc, doc.invoice_id);
-    const issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser });
+    const issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser, idempotency: token });
     this.ctx.notify();
     return issued;
   }
@@ -85,10 +89,10 @@ export class Lifecycle {
    * credit note is being issued against the invoice (its reservation is not settled) → 422
    * credit_note_pending: what is paid must be what is owed after every credit.
    */
-  async markPaid(tenant: Tenant, id: number): Promise<DocumentView> {
+  async markPaid(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const doc = await this.ctx.reconcileCredits(await this.ctx.load(tenant, 'invoice', id));
-      if (doc.status === 'paid') return this.ctx.view(doc);
+      if (appliedUnder(doc, token) || doc.status === 'paid') return this.ctx.view(doc);
       if (doc.status === 'draft') throw fail.precondition('invoice_not_issued', 'a draft invoice cannot be paid; issue it first');
       const pending = doc.credits.find((c) => c.state === 'reserved');
       if (pending) {
@@ -99,7 +103,7 @@ export class Lifecycle {
       }
       const next: DocumentRecord = { ...doc, status: 'paid', paid_on: doc.paid_on ?? this.ctx.today(), updated_at: this.ctx.now() };
       try {
-        return this.ctx.view(await this.ctx.write(withEvents(next, this.ctx.events.changed(next, 'paid'))));
+        return this.ctx.view(await this.ctx.write(recordedUnder(withEvents(next, this.ctx.events.changed(next, 'paid')), token)));
       } catch (err) {
         if (!(err instanceof VersionConflict)) throw err;
       }
@@ -107,13 +111,15 @@ export class Lifecycle {
     throw new VersionConflict('documents', id);
   }
 
-  async send(tenant: Tenant, id: number, input: SendInput): Promise<DocumentView> {
+  /** Under an Idempotency-Key, a retry of a send that happened answers the invoice without mailing again. */
+  async send(tenant: Tenant, id: number, input: SendInput, token?: IdempotencyToken): Promise<DocumentView> {
     const written = await this.ctx.change(tenant, 'invoice', id, async (doc) => {
+      if (appliedUnder(doc, token)) return null;
       const { locale } = await this.ctx.settings.resolve(tenant.account_id, doc.supplier);
       const mail = resolveMail(doc, input, locale as Locale);
       const at = this.ctx.now();
       const next: DocumentRecord = { ...doc, email_sent_at: at, updated_at: at };
-      return withEvents(next, this.ctx.events.sendRequested(next, mail, at));
+      return recordedUnder(withEvents(next, this.ctx.events.sendRequested(next, mail, at)), token);
     });
     return this.ctx.view(written);
   }
@@ -124,29 +130,30 @@ export class Lifecycle {
    * open → exposed (issued to the customer for payment): fresh snapshots, issued_at, locked from then
    * on. Proformas keep the number they got at creation (not a tax document).
    */
-  private async issueProforma(tenant: Tenant, id: number): Promise<DocumentView> {
+  private async issueProforma(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     const supplier = await this.ctx.directory.supplier(tenant.account_id);
     const written = await this.ctx.change(tenant, 'proforma', id, async (doc) => {
+      if (appliedUnder(doc, token)) return null;
       if (doc.status !== 'open') throw fail.precondition('not_draft', `only an open proforma can be issued; this one is ${doc.status}`);
       if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
       const purchaser = (doc.purchaser_id ? await this.ctx.directory.purchaser(tenant, doc.purchaser_id) : null) ?? doc.purchaser;
       const at = this.ctx.now();
       const next: DocumentRecord = { ...doc, status: 'exposed', supplier, purchaser, issued_at: at, updated_at: at };
-      return withEvents(next, this.ctx.events.changed(next, 'issued'));
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'issued')), token);
     });
     return this.ctx.view(written);
   }
 
   /** exposed → paid (paid_on today when blank); paid → unchanged; open → 422 (issue it first); converted → 422. */
-  async markProformaPaid(tenant: Tenant, id: number): Promise<DocumentView> {
+  async markProformaPaid(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     const written = await this.ctx.change(tenant, 'proforma', id, (doc) => {
-      if (doc.status === 'paid') return null;
+      if (appliedUnder(doc, token) || doc.status === 'paid') return null;
       if (doc.status === 'open') throw fail.precondition('proforma_not_issued', 'an open proforma cannot be paid; issue it first');
       if (doc.status === 'converted') {
         throw fail.precondition('proforma_already_converted', 'this proforma was converted; its invoice records the payment');
       }
       const next: DocumentRecord = { ...doc, status: 'paid', paid_on: doc.paid_on ?? this.ctx.today(), updated_at: this.ctx.now() };
-      return withEvents(next, this.ctx.events.changed(next, 'paid'));
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'paid')), token);
     });
     return this.ctx.view(written);
   }
@@ -158,9 +165,12 @@ export class Lifecycle {
    * mark it paid if the proforma is → mark the proforma converted, by CAS on the version whose payment
    * state the invoice mirrors (a proforma paid meanwhile goes round again).
    */
-  async convertProforma(tenant: Tenant, id: number): Promise<DocumentView> {
+  async convertProforma(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       let proforma = await this.ctx.load(tenant, 'proforma', id);
+      // A retry of the conversion that converted it (its key is recorded with "converted"): its invoice.
+      const earlier = appliedUnder(proforma, token) && proforma.conversion ? await this.ctx.store.documents.get(proforma.conversion.invoice_id) : null;
+      if (earlier) return this.ctx.view(earlier);
       if (proforma.status === 'converted') throw fail.precondition('proforma_already_converted', 'this proforma was already converted to an invoice');
       if (proforma.line_items.length === 0) throw fail.precondition('no_line_items', 'a proforma needs line items to be converted');
       let invoiceId = proforma.conversion?.invoice_id ?? 0;
@@ -193,7 +203,7 @@ export class Lifecycle {
       const done = invoice;
       const converted: DocumentRecord = { ...proforma, status: 'converted', updated_at: this.ctx.now() };
       try {
-        await this.ctx.write(withEvents(converted, this.ctx.events.converted(converted, done)));
+        await this.ctx.write(recordedUnder(withEvents(converted, this.ctx.events.converted(converted, done)), token));
       } catch (err) {
         if (!(err instanceof VersionConflict)) throw err;
         // A concurrent call finished this very conversion: same answer. Otherwise (paid meanwhile) go round.
@@ -207,7 +217,7 @@ export class Lifecycle {
   }
 
   /** Writes a draft copy of `source` as `type` under `id` (idempotent: an existing one is returned). */
-  private async insertDerived(tenant: Tenant, source: DocumentRecord, id: number, type: DocType): Promise<DocumentRecord> {
+  private async insertDerived(tenant: Tenant, source: DocumentRecord, id: number, type: DocType, token?: IdempotencyToken): Promise<DocumentRecord> {
     const today = this.ctx.today();
     const at = this.ctx.now();
     const record = newRecord(
@@ -234,6 +244,7 @@ export class Lifecycle {
       source.supplier,
       at,
     );
+    Object.assign(record, createdUnder(token));
     record.proforma_id = source.type === 'proforma' ? source.id : null;
     record.quote_id = source.type === 'quote' ? source.id : source.quote_id;
     // A quote's conversion is this single write, so its event travels here; a proforma's travels with
@@ -260,22 +271,25 @@ export class Lifecycle {
   // ---- quotes ---------------------------------------------------------------------------------
 
   /** open → accepted (binding; accepted_at now); accepting again returns the quote unchanged. */
-  async acceptQuote(tenant: Tenant, id: number): Promise<DocumentView> {
+  async acceptQuote(tenant: Tenant, id: number, token?: IdempotencyToken): Promise<DocumentView> {
     const written = await this.ctx.change(tenant, 'quote', id, (doc) => {
-      if (doc.status === 'accepted') return null;
+      if (appliedUnder(doc, token) || doc.status === 'accepted') return null;
       const at = this.ctx.now();
       const next: DocumentRecord = { ...doc, status: 'accepted', accepted_at: at, updated_at: at };
-      return withEvents(next, this.ctx.events.changed(next, 'accepted'));
+      return recordedUnder(withEvents(next, this.ctx.events.changed(next, 'accepted')), token);
     });
     return this.ctx.view(written);
   }
 
   /** A draft invoice or proforma with the accepted quote's content, linked to it. */
-  async convertQuote(tenant: Tenant, id: number, target: DocType): Promise<DocumentView> {
+  /** Under an Idempotency-Key (stored on the created document), a retry answers the document it created. */
+  async convertQuote(tenant: Tenant, id: number, target: DocType, token?: IdempotencyToken): Promise<DocumentView> {
     const quote = await this.ctx.load(tenant, 'quote', id);
     if (quote.status !== 'accepted') throw fail.precondition('quote_not_accepted', 'only an accepted quote can be converted');
     if (target !== 'invoice' && target !== 'proforma') throw fail.invalid('invalid_target', 'a quote converts to an invoice or a proforma', 'target');
-    const created = await this.insertDerived(tenant, quote, await this.ctx.store.nextId('documents.document'), target);
+    const created = await createOnce(this.ctx.store.documents, tenant, token, async () =>
+      this.insertDerived(tenant, quote, await this.ctx.store.nextId('documents.document'), target, token),
+    );
     return this.ctx.view(created);
   }
 }

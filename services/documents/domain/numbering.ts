@@ -20,6 +20,7 @@
 // everything issuing does. Unique keys on (type, year, counter) and on the number text are the last
 // safety nets.
 import { fail } from '../../shared/errors';
+import { IdempotencyToken } from '../../shared/idempotency';
 import { Tenant } from '../../shared/tenant';
 import { DuplicateId, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { Clock } from '../ports/directory';
@@ -35,6 +36,13 @@ export interface NumberingHooks {
    * (a crashed owner never completes). Default 1000 ms.
    */
   pendingGraceMs?: number;
+}
+
+/** What the issuer hands to the number's document: party snapshots and the issue request's key. */
+export interface Snapshots {
+  supplier: PartyData;
+  purchaser: PartyData | null;
+  idempotency?: IdempotencyToken;
 }
 
 /** What issuing a document requires and entails beyond its number (the lifecycle's rules). */
@@ -98,7 +106,7 @@ export class Numbering {
     tenant: Tenant,
     documentId: number,
     format: string,
-    snapshots: { supplier: PartyData; purchaser: PartyData | null },
+    snapshots: Snapshots,
   ): Promise<DocumentRecord | null> {
     const doc = await this.store.documents.get(documentId);
     if (!doc || !issuable(doc)) return null;
@@ -125,7 +133,7 @@ export class Numbering {
     tenant: Tenant,
     documentId: number,
     format: string,
-    snapshots: { supplier: PartyData; purchaser: PartyData | null },
+    snapshots: Snapshots,
   ): Promise<DocumentRecord | null> {
     const grace = this.hooks.pendingGraceMs ?? 1000;
     const first = await this.store.documents.get(documentId);
@@ -164,6 +172,7 @@ export class Numbering {
         reserved_at: this.clock.now().toISOString(),
         supplier: snapshots.supplier,
         purchaser: snapshots.purchaser,
+        idempotency: snapshots.idempotency ?? null,
       };
       let reserved: SequenceRecord;
       try {

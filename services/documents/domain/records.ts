@@ -1,5 +1,6 @@
 // Rules over a stored document: statuses, what locks its fiscal content, derived amounts, and the
 // outbox events that travel with every write of it.
+import { recordedUnder } from '../../shared/idempotency';
 import { appendToOutbox } from '../../shared/outbox/entries';
 import { Clock, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
@@ -132,5 +133,5 @@ export function applyIssue(doc: DocumentRecord, pending: PendingNumber, at: stri
     updated_at: at,
     revision: revisionOf(doc) + 1,
   };
-  return withEvents(next, events.changed(next, 'issued'));
+  return recordedUnder(withEvents(next, events.changed(next, 'issued')), pending.idempotency ?? undefined);
 }

@@ -20,8 +20,8 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
       return { documents: items.map(toDocumentMessage), page_info };
     },
     getDocument: async (req) => ({ document: toDocumentMessage(await documents.get(requireTenant(req.tenant), docType(req.type), req.id)) }),
-    createDocument: async (req) => ({
-      document: toDocumentMessage(await documents.create(requireTenant(req.tenant), docType(req.type), fromDocumentInput(req.input))),
+    createDocument: async (req, ctx) => ({
+      document: toDocumentMessage(await documents.create(requireTenant(req.tenant), docType(req.type), fromDocumentInput(req.input), ctx.idempotency)),
     }),
     updateDocument: async (req) => ({
       document: toDocumentMessage(await documents.update(requireTenant(req.tenant), docType(req.type), req.id, fromDocumentInput(req.input))),
@@ -30,10 +30,14 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
       await documents.delete(requireTenant(req.tenant), docType(req.type), req.id);
       return {};
     },
-    issueDocument: async (req) => ({ document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id)) }),
-    markInvoicePaid: async (req) => ({ document: toDocumentMessage(await lifecycle.markPaid(requireTenant(req.tenant), req.id)) }),
-    markProformaPaid: async (req) => ({ document: toDocumentMessage(await lifecycle.markProformaPaid(requireTenant(req.tenant), req.id)) }),
-    sendInvoice: async (req) => ({
+    issueDocument: async (req, ctx) => ({
+      document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id, ctx.idempotency)),
+    }),
+    markInvoicePaid: async (req, ctx) => ({ document: toDocumentMessage(await lifecycle.markPaid(requireTenant(req.tenant), req.id, ctx.idempotency)) }),
+    markProformaPaid: async (req, ctx) => ({
+      document: toDocumentMessage(await lifecycle.markProformaPaid(requireTenant(req.tenant), req.id, ctx.idempotency)),
+    }),
+    sendInvoice: async (req, ctx) => ({
       document: toDocumentMessage(
         await lifecycle.send(requireTenant(req.tenant), req.id, {
           to: req.to,
@@ -42,13 +46,13 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
           subject: req.subject,
           message: req.message,
           locale: req.locale,
-        }),
+        }, ctx.idempotency),
       ),
     }),
-    convertProforma: async (req) => ({ invoice: toDocumentMessage(await lifecycle.convertProforma(requireTenant(req.tenant), req.id)) }),
-    acceptQuote: async (req) => ({ document: toDocumentMessage(await lifecycle.acceptQuote(requireTenant(req.tenant), req.id)) }),
-    convertQuote: async (req) => ({
-      document: toDocumentMessage(await lifecycle.convertQuote(requireTenant(req.tenant), req.id, docType(req.target))),
+    convertProforma: async (req, ctx) => ({ invoice: toDocumentMessage(await lifecycle.convertProforma(requireTenant(req.tenant), req.id, ctx.idempotency)) }),
+    acceptQuote: async (req, ctx) => ({ document: toDocumentMessage(await lifecycle.acceptQuote(requireTenant(req.tenant), req.id, ctx.idempotency)) }),
+    convertQuote: async (req, ctx) => ({
+      document: toDocumentMessage(await lifecycle.convertQuote(requireTenant(req.tenant), req.id, docType(req.target), ctx.idempotency)),
     }),
   };
 }

@@ -1,6 +1,7 @@
 // What the documents domain persists, as typed collections of the shared document-store port.
 // Invoices, credit notes, proformas and quotes share one collection and one id space.
 import type { AddressData } from '../../shared/address';
+import type { ActionsUnderKeys, CreatedUnderKey, IdempotencyToken } from '../../shared/idempotency';
 import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 
@@ -103,8 +104,11 @@ export interface CreditAllocation {
   state: 'reserved' | 'applied';
 }
 
-/** Its outbox fields (`outbox`, `outbox_pending`, `outbox_seq`, …) are the shared outbox's (shared/outbox/entries.ts). */
-export interface DocumentRecord extends StoredDoc, OutboxFields<EventPayload> {
+/**
+ * Its outbox fields (`outbox`, `outbox_pending`, `outbox_seq`, …) are the shared outbox's (shared/outbox/entries.ts).
+ * Keeps the Idempotency-Key it was created under and those of its recent actions (a retry answers it).
+ */
+export interface DocumentRecord extends StoredDoc, OutboxFields<EventPayload>, CreatedUnderKey, ActionsUnderKeys {
   /**
    * Content revision: bumped by every write of the document except the outbox relay's bookkeeping
    * (which bumps `version` only). Monotonic, so "still at revision r" once false is false for ever:
@@ -169,6 +173,8 @@ export interface PendingNumber {
   /** Snapshots taken by the issuer, applied with the number so a roll-forward needs no remote call. */
   supplier: PartyData;
   purchaser: PartyData | null;
+  /** The issue request's Idempotency-Key, recorded on the document with the number (whoever applies it). */
+  idempotency?: IdempotencyToken | null;
 }
 
 export interface SequenceRecord extends StoredDoc {

@@ -2,8 +2,10 @@
 // that return a response or throw (DomainError), clients return promises and throw RemoteCallError.
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
+import { IdempotencyToken } from '../idempotency';
 import { Logger } from '../logger';
 import { fromServiceError, toServiceError } from './errors';
+import { readIdempotency, writeIdempotency } from './idempotency';
 
 export const REQUEST_ID = 'x-request-id';
 
@@ -12,6 +14,8 @@ type Unary<Req, Res> = grpc.MethodDefinition<Req, Res>;
 export interface CallContext {
   requestId: string;
   log: Logger;
+  /** The request's scoped Idempotency-Key and fingerprint, when the client sent a key (POST only). */
+  idempotency?: IdempotencyToken;
 }
 
 export type AsyncHandlers<S> = {
@@ -26,6 +30,8 @@ export interface CallOptions {
   requestId?: string;
   /** Milliseconds; default 10 s. */
   timeoutMs?: number;
+  /** Carried in metadata (grpc/idempotency.ts): the service records it with the change it makes. */
+  idempotency?: IdempotencyToken;
 }
 
 export interface ServiceBinding {
@@ -51,6 +57,7 @@ export function implement<S extends grpc.ServiceDefinition>(
       let child: Logger | undefined;
       const ctx: CallContext = {
         requestId,
+        idempotency: readIdempotency(call.metadata),
         get log() {
           child ??= log.child({ request_id: requestId, rpc: method });
           return child;
@@ -86,6 +93,7 @@ export function connect<S extends grpc.ServiceDefinition>(definition: S, service
       new Promise((resolve, reject) => {
         const metadata = new grpc.Metadata();
         if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
+        writeIdempotency(metadata, call.idempotency);
         const deadline = Date.now() + (call.timeoutMs ?? 10_000);
         client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) =>
           err ? reject(fromServiceError(err)) : resolve(res),

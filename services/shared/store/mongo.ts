@@ -1,10 +1,20 @@
 // Distributed adapter of the document-store port: a MongoDB-compatible database through mongoose.
 // Stays within single-document atomicity (FerretDB has no multi-document transactions):
 // - updates are compare-and-set on `version` (one replaceOne);
-// - unique keys are claim documents in `unique_keys` whose _id is the key. A claim is made before the
-//   owner is written and released if that write fails; a claim whose owner no longer holds the key
-//   (a crash between the two writes) is taken over once it is older than CLAIM_GRACE_MS.
+// - unique keys are claim documents in `unique_keys` whose _id is the key and whose `owner` is the id of
+//   the document holding it. Every write that needs a key first adds a token of its own to the claim's
+//   `pending` list (creating the claim, or joining the owner's claim when a concurrent write of the same
+//   document got there first), writes the document, then removes its token. Several writes of one
+//   document may share a claim, so no write ever deletes a claim another write may rely on: a claim is
+//   deleted only when no write is pending on it and its owner's stored document does not hold the key
+//   (checked against `rev`, bumped by every change of the claim). Another document takes a claim over
+//   when the owner does not hold the key and no live write is pending — a token older than
+//   CLAIM_GRACE_MS belongs to a write that crashed between its two steps.
+// - connecting runs a startup atomicity probe (./atomicity-probe.ts) and refuses a database whose
+//   single-document writes are not atomic.
+import { randomUUID } from 'node:crypto';
 import mongoose, { Connection, Model } from 'mongoose';
+import { assertAtomicWrites, AtomicityProbeTarget } from './atomicity-probe';
 import { Collection, CollectionSpec, DocumentStore, DuplicateId, ListQuery, StoredDoc, UniqueViolation, VersionConflict, Where } from './port';
 
 const CLAIM_GRACE_MS = 30_000;
@@ -13,8 +23,14 @@ interface ClaimDoc {
   _id: string;
   collection: string;
   owner: number;
-  at: number;
+  /** Tokens (`<ms since epoch>:<uuid>`) of the writes in flight that need this key. */
+  pending?: string[];
+  /** Bumped on every change: the compare-and-set token of takeovers and deletions. */
+  rev?: number;
 }
+
+const newToken = () => `${Date.now()}:${randomUUID()}`;
+const isLive = (token: string) => Date.now() - Number(token.split(':')[0]) < CLAIM_GRACE_MS;
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 
@@ -30,7 +46,7 @@ export class MongoDocumentStore implements DocumentStore {
   private constructor(private readonly conn: Connection) {
     this.claims = conn.model<ClaimDoc>(
       'unique_keys',
-      new mongoose.Schema({ _id: String, collection: String, owner: Number, at: Number }, { versionKey: false }),
+      new mongoose.Schema({ _id: String, collection: String, owner: Number, pending: [String], rev: Number }, { versionKey: false }),
       'unique_keys',
     );
     this.sequences = conn.model<{ _id: string; value: number }>(
@@ -40,8 +56,15 @@ export class MongoDocumentStore implements DocumentStore {
     );
   }
 
+  /** Connects and runs the startup atomicity probe; a database that fails it is refused (AtomicityProbeFailed). */
   static async connect(url: string): Promise<MongoDocumentStore> {
     const conn = await mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, autoIndex: false }).asPromise();
+    try {
+      await assertAtomicWrites(probeTarget(conn), `probe:${randomUUID()}`);
+    } catch (err) {
+      await conn.close().catch(() => undefined);
+      throw err;
+    }
     return new MongoDocumentStore(conn);
   }
 
@@ -69,6 +92,24 @@ export class MongoDocumentStore implements DocumentStore {
   async close(): Promise<void> {
     await this.conn.close();
   }
+}
+
+/** The probe's scratch documents live in `atomicity_probe` and are removed afterwards. */
+function probeTarget(conn: Connection): AtomicityProbeTarget {
+  const probe = conn.collection<{ _id: string; value?: number; version?: number }>('atomicity_probe');
+  return {
+    create: async (id) => {
+      await probe.insertOne({ _id: id, value: 0, version: 0 });
+    },
+    increment: async (id) => {
+      const row = await probe.findOneAndUpdate({ _id: id }, { $inc: { value: 1 } }, { returnDocument: 'after' });
+      return row?.value ?? NaN;
+    },
+    compareAndSet: async (id, from) => (await probe.replaceOne({ _id: id, version: from }, { version: from + 1 })).modifiedCount === 1,
+    cleanUp: async (ids) => {
+      await probe.deleteMany({ _id: { $in: ids } });
+    },
+  };
 }
 
 class MongoCollection<T extends StoredDoc> implements Collection<T> {
@@ -108,58 +149,94 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
     return `${this.spec.name}|${key}`;
   }
 
-  /** Claims every key for `owner`; on a taken key releases what it claimed and throws UniqueViolation. */
-  private async claimKeys(owner: number, keys: string[]): Promise<void> {
+  /** Claims every key for `owner` under `token`; on a taken key withdraws what it claimed and throws UniqueViolation. */
+  private async claimKeys(owner: number, keys: string[], token: string): Promise<void> {
     const claimed: string[] = [];
     try {
       for (const key of keys) {
-        await this.claimOne(owner, key);
+        await this.claimOne(owner, key, token);
         claimed.push(key);
       }
     } catch (err) {
-      await this.releaseKeys(owner, claimed);
+      await this.withdraw(owner, claimed, token);
       throw err;
     }
   }
 
-  private async claimOne(owner: number, key: string): Promise<void> {
+  private async claimOne(owner: number, key: string, token: string): Promise<void> {
     const _id = this.claimId(key);
-    try {
-      await this.claims.create({ _id, collection: this.spec.name, owner, at: Date.now() });
-      return;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
+    // Every retry follows a change another writer made to the claim, so this converges; the bound is a guard.
+    for (let attempt = 0; attempt < 100; attempt++) {
+      try {
+        await this.claims.collection.insertOne({ _id, collection: this.spec.name, owner, pending: [token], rev: 0 } as never);
+        return;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const existing = await this.claims.findById(_id).lean();
+      if (!existing) continue; // deleted meanwhile
+      if (existing.owner === owner) {
+        // A concurrent write of the same document holds the claim: join it rather than share it unannounced.
+        const joined = await this.claims.updateOne({ _id, owner }, { $addToSet: { pending: token }, $inc: { rev: 1 } });
+        if (joined.matchedCount === 1) return;
+        continue; // taken over meanwhile
+      }
+      if ((existing.pending ?? []).some(isLive)) throw new UniqueViolation(key);
+      if (await this.holds(existing.owner, key)) throw new UniqueViolation(key);
+      const taken = await this.claims.updateOne(
+        { _id, owner: existing.owner, rev: existing.rev ?? null },
+        { $set: { owner, pending: [token] }, $inc: { rev: 1 } },
+      );
+      if (taken.modifiedCount === 1) return;
     }
-    const existing = await this.claims.findById(_id).lean();
-    if (!existing) return this.claimOne(owner, key); // released meanwhile
-    if (existing.owner === owner) return;
-    const holder = this.toDoc(await this.model.findById(existing.owner).lean());
-    const stillHeld = holder ? this.keysOf(holder).includes(key) : false;
-    if (stillHeld || Date.now() - existing.at < CLAIM_GRACE_MS) throw new UniqueViolation(key);
-    const taken = await this.claims.updateOne(
-      { _id, owner: existing.owner, at: existing.at },
-      { $set: { owner, at: Date.now() } },
-    );
-    if (taken.modifiedCount !== 1) throw new UniqueViolation(key);
+    throw new VersionConflict('unique_keys', owner);
   }
 
-  private async releaseKeys(owner: number, keys: string[]): Promise<void> {
-    if (keys.length === 0) return;
-    await this.claims.deleteMany({ _id: { $in: keys.map((k) => this.claimId(k)) }, owner });
+  /** Whether the stored document `id` holds `key`. */
+  private async holds(id: number, key: string): Promise<boolean> {
+    const holder = this.toDoc(await this.model.findById(id).lean());
+    return holder ? this.keysOf(holder).includes(key) : false;
+  }
+
+  /** After a successful write: the claims stay, `token`'s write no longer pends on them. */
+  private async settle(owner: number, keys: string[], token: string): Promise<void> {
+    for (const key of keys) await this.claims.updateOne({ _id: this.claimId(key), owner }, { $pull: { pending: token }, $inc: { rev: 1 } });
+  }
+
+  /** After a failed write: drops `token` from the claims and deletes those nobody needs. */
+  private async withdraw(owner: number, keys: string[], token: string): Promise<void> {
+    await this.settle(owner, keys, token);
+    for (const key of keys) await this.releaseIfUnneeded(owner, key);
+  }
+
+  /**
+   * Deletes `owner`'s claim of `key` if no write is pending on it and the stored document does not hold
+   * the key. A write that starts needing the claim meanwhile bumps `rev`, so the delete then misses.
+   */
+  private async releaseIfUnneeded(owner: number, key: string): Promise<void> {
+    const _id = this.claimId(key);
+    const claim = await this.claims.findById(_id).lean();
+    if (!claim || claim.owner !== owner || (claim.pending ?? []).some(isLive)) return;
+    if (await this.holds(owner, key)) return;
+    await this.claims.deleteOne({ _id, owner, rev: claim.rev ?? null });
   }
 
   async insert(input: Omit<T, 'version'>): Promise<T> {
     await this.ensureIndexes();
     const doc = { ...input, version: 1 } as T;
     const keys = this.keysOf(doc);
-    await this.claimKeys(doc.id, keys);
+    const token = newToken();
+    await this.claimKeys(doc.id, keys, token);
     try {
       await this.model.collection.insertOne(this.toRaw(doc) as never);
     } catch (err) {
-      await this.releaseKeys(doc.id, keys);
+      // A duplicate id means another document `id` exists, possibly holding these very keys: withdraw
+      // releases only claims that document does not hold.
+      await this.withdraw(doc.id, keys, token);
       if (isDuplicateKey(err)) throw new DuplicateId(this.spec.name, doc.id);
       throw err;
     }
+    await this.settle(doc.id, keys, token);
     return doc;
   }
 
@@ -214,14 +291,24 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
     const oldKeys = this.keysOf(before);
     const newKeys = this.keysOf(next);
     const added = newKeys.filter((k) => !oldKeys.includes(k));
-    await this.claimKeys(doc.id, added);
+    const token = newToken();
+    await this.claimKeys(doc.id, added, token);
     const { _id, ...replacement } = this.toRaw(next);
-    const result = await this.model.collection.replaceOne({ _id: _id as never, version: doc.version }, replacement);
-    if (result.matchedCount !== 1) {
-      await this.releaseKeys(doc.id, added);
+    let matched: number;
+    try {
+      matched = (await this.model.collection.replaceOne({ _id: _id as never, version: doc.version }, replacement)).matchedCount;
+    } catch (err) {
+      await this.withdraw(doc.id, added, token);
+      throw err;
+    }
+    if (matched !== 1) {
+      // The winner of this compare-and-set may hold the same keys through the same claims: withdraw
+      // leaves those claimed.
+      await this.withdraw(doc.id, added, token);
       throw new VersionConflict(this.spec.name, doc.id);
     }
-    await this.releaseKeys(doc.id, oldKeys.filter((k) => !newKeys.includes(k)));
+    await this.settle(doc.id, added, token);
+    for (const key of oldKeys.filter((k) => !newKeys.includes(k))) await this.releaseIfUnneeded(doc.id, key);
     return next;
   }
 }
