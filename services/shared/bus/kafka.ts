@@ -6,13 +6,37 @@ import { BusMessage, EventBus, Handler, MessagesRejected, SubscribeOptions, Subs
 /** Broker error types that refuse the records themselves: retrying the same records cannot succeed. */
 const REJECTIONS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD']);
 
-/** The broker's refusal of the records, if that is what the error (or one it wraps) is. */
-function rejection(err: unknown): string | undefined {
-  for (let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
-    if (typeof e.type === 'string' && REJECTIONS.has(e.type)) return e.type;
+/** The error and the ones it wraps (kafkajs wraps protocol errors in retry errors), outermost first. */
+function* chain(err: unknown): Generator<{ type?: unknown; retriable?: unknown }> {
+  for (let e = err as { type?: unknown; retriable?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    yield e;
     e = (e.cause ?? e.originalError) as typeof e;
   }
+}
+
+/** The broker's refusal of the records, if that is what the error (or one it wraps) is. */
+function rejection(err: unknown): string | undefined {
+  for (const e of chain(err)) if (typeof e.type === 'string' && REJECTIONS.has(e.type)) return e.type;
   return undefined;
+}
+
+/** Whether the error, or one it wraps, is one the broker says may succeed when retried. */
+const retriable = (err: unknown): boolean => [...chain(err)].some((e) => e.retriable === true);
+
+/**
+ * Runs `step` again while the broker answers with a retriable error (a group coordinator that moved
+ * or is still loading: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, …), which kafkajs's admin client
+ * passes through for offset calls right after a group or broker comes up.
+ */
+export async function retryRetriable<T>(step: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let attempt = 1, pause = 200; ; attempt++, pause = Math.min(pause * 2, 2_000)) {
+    try {
+      return await step();
+    } catch (err) {
+      if (attempt >= attempts || !retriable(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 export class KafkaEventBus implements EventBus {
@@ -90,7 +114,7 @@ export class KafkaEventBus implements EventBus {
 
   async subscribe(topic: string, options: SubscribeOptions, handler: Handler): Promise<Subscription> {
     await this.ensureTopic(topic);
-    if (!options.fromBeginning) await this.startNewGroupAtEnd(options.group, topic);
+    if (!options.fromBeginning) await retryRetriable(() => this.startNewGroupAtEnd(options.group, topic));
     const consumer = this.kafka.consumer({ groupId: options.group, sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? false });
