@@ -12,6 +12,7 @@
 //     identity → 415 unsupported_content_encoding (compressed request bodies are not accepted).
 //   - Multipart bodies may be up to 11 MB (a 10 MB file plus the form's overhead), others up to 1 MB
 //     → 413 body_too_large, refused from Content-Length before reading when it is declared.
+import { isUtf8 } from 'node:buffer';
 import type { Request } from 'express';
 import { HttpError } from '../http/errors';
 
@@ -63,14 +64,34 @@ function read(req: Request, limit: number): Promise<Buffer> {
   });
 }
 
-function parseJson(text: string): unknown {
+/** A `\\uD800`–`\\uDFFF` escape: the only way a JSON text can hold a lone surrogate. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether every string in a parsed JSON value is well-formed UTF-16 (no lone surrogate from a `\\ud800` escape). */
+function wellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return !LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.every(wellFormed);
+  if (value && typeof value === 'object') return Object.entries(value).every(([key, v]) => wellFormed(key) && wellFormed(v));
+  return true;
+}
+
+function parseJson(raw: Buffer, text: string): unknown {
   const first = /\S/.exec(text)?.[0];
   if (first !== '{' && first !== '[') throw new HttpError(400, 'malformed_json', 'the request body is not a JSON object or array');
+  // Stored is what was sent: bytes that are not UTF-8 would be decoded to U+FFFD and stored as such.
+  if (!isUtf8(raw)) throw new HttpError(400, 'malformed_json', 'the request body is not valid UTF-8');
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new HttpError(400, 'malformed_json', 'the request body is not valid JSON');
   }
+  // A lone surrogate escape is valid JSON but no Unicode text; only bodies with such escapes are walked.
+  if (SURROGATE_ESCAPE.test(text) && !wellFormed(value)) {
+    throw new HttpError(400, 'malformed_json', 'the request body has a string with an unpaired surrogate (\\ud800–\\udfff)');
+  }
+  return value;
 }
 
 /** Whether a request carries a body at all (every GET and most DELETEs do not). */
@@ -98,7 +119,7 @@ export async function readBody(req: Request, { jsonOnly = false } = {}): Promise
   rawBodies.set(req, raw);
   const text = raw.toString('utf8');
   if (!/\S/.test(text)) return undefined;
-  if (JSON_TYPE.test(mediaType)) return parseJson(text);
+  if (JSON_TYPE.test(mediaType)) return parseJson(raw, text);
   if (jsonOnly) {
     throw new HttpError(415, 'unsupported_media_type', 'request bodies must be JSON: send Content-Type: application/json', { field: 'Content-Type' });
   }

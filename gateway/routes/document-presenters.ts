@@ -26,7 +26,7 @@ function presentParty(p: Party | undefined) {
 
 function presentBank(b: BankDetails | undefined) {
   if (!b) return null;
-  return { id: b.id, name: b.name, iban: b.iban || null, account_number: b.account_number || null, swift: b.swift || null, bank_code: b.bank_code || null };
+  return { id: b.id, name: textOrNull(b.name), iban: b.iban || null, account_number: b.account_number || null, swift: b.swift || null, bank_code: b.bank_code || null };
 }
 
 const presentRef = (r: DocumentRef) => ({ id: r.id, type: TYPE_NAME[r.type], number: r.number ?? null, status: r.status });

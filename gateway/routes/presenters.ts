@@ -21,9 +21,10 @@ export const CREDENTIAL_TYPE: Record<number, string> = {
  */
 export const textOrNull = (value: string | undefined): string | null => (value ? value : null);
 
+/** An address without any part reads null (docs/decisions.md), wherever it is printed. */
 export function presentAddress(a: Address | undefined) {
   if (!a) return null;
-  return {
+  const address = {
     name: textOrNull(a.name),
     street: textOrNull(a.street),
     municipality: textOrNull(a.municipality),
@@ -31,6 +32,7 @@ export function presentAddress(a: Address | undefined) {
     country_alpha2: textOrNull(a.country_alpha2),
     contact: textOrNull(a.contact),
   };
+  return Object.values(address).some((part) => part !== null) ? address : null;
 }
 
 export function presentLegalIdentity(li: LegalIdentity | undefined) {

@@ -62,6 +62,35 @@ describe('PATCH of an issued invoice', () => {
   });
 });
 
+describe('paid documents keep their payment date', () => {
+  it('PATCH paid_on: null on a paid invoice or a paid proforma → 422 paid_on_required; the date stays', async () => {
+    const invoice = await issued('invoices');
+    await post(`invoices/${invoice.id}/mark_paid`);
+    const cleared = await api.patch(`${ws.base}/invoices/${invoice.id}`, { paid_on: null });
+    expect(cleared.status).toBe(422);
+    expect(cleared.body.error).toMatchObject({ code: 'paid_on_required', field: 'paid_on' });
+    expect((await api.get(`${ws.base}/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', paid_on: today() });
+
+    const proforma = await create('proformas');
+    await post(`proformas/${proforma.id}/issue`);
+    await post(`proformas/${proforma.id}/mark_paid`);
+    expect((await api.patch(`${ws.base}/proformas/${proforma.id}`, { paid_on: null })).body.error.code).toBe('paid_on_required');
+    // A date not yet paid may still be cleared (it was set ahead of mark_paid).
+    const draft = await create('invoices', { paid_on: '2026-01-05' });
+    expect((await api.patch(`${ws.base}/invoices/${draft.id}`, { paid_on: null })).body.paid_on).toBeNull();
+  });
+});
+
+describe('absent values in printed copies are null', () => {
+  it('a bank account snapshot without a name prints name null, like the bank account itself', async () => {
+    const bank = await api.post(`${ws.base}/bank_accounts`, { iban: 'DE89370400440532013000' });
+    expect(bank.status).toBe(201);
+    expect(bank.body.name).toBeNull();
+    const invoice = await create('invoices', { bank_account_id: bank.body.id });
+    expect(invoice.bank_account).toMatchObject({ id: bank.body.id, name: null, iban: 'DE89370400440532013000' });
+  });
+});
+
 describe('credit notes of an invoice with deductions (negative lines)', () => {
   it('a full credit nets the lines per VAT rate: positive lines, the invoice totals exactly, and it can be issued', async () => {
     const invoice = await issued('invoices', {

@@ -268,6 +268,13 @@ describe('GET /user/accounts', () => {
     expect(acme.body.legal_identity).toMatchObject({ tax_id: null, email: null, phone_number: null, web: null, vat_payer_type: null, address: { name: null, contact: null } });
     expect(acme.body.onboarding_step).toBeNull();
     expect(acme.body.accounting_type).toBe('simple');
+
+    // An address given without any part is absent: null, not an object of nulls.
+    await system.cli('workspace', 'set-legal-identity', '--workspace', String(ws.id), '--data', JSON.stringify({
+      name: 'ACME Holding a.s.', address: { country_alpha2: 'cz' }, postal_address: { street: '' },
+    }));
+    const blank = await api.get(`/api/v1/user/accounts/${ws.id}`, { token: ws.pat });
+    expect(blank.body.legal_identity).toMatchObject({ address: { country_alpha2: 'cz', street: null }, postal_address: null });
   });
 
   it('a workspace token sees its own workspace only', async () => {

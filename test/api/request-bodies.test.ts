@@ -51,6 +51,21 @@ describe('JSON bodies', () => {
     }
   });
 
+  it('400 malformed_json for bytes that are not UTF-8 and for unpaired surrogate escapes: stored is what was sent, never U+FFFD', async () => {
+    const before = await contactCount();
+    const notUtf8 = Buffer.concat([Buffer.from('{"name": "Body test '), Buffer.from([0xff, 0xfe]), Buffer.from('", "invoice_account": {"name": "X"}}')]);
+    const res = await api.request('POST', contacts, { rawBody: notUtf8, headers: json });
+    expect([res.status, res.body.error.code]).toEqual([400, 'malformed_json']);
+    for (const raw of ['{"name": "Body test \\ud800", "invoice_account": {"name": "X"}}', '{"name": "Body test", "invoice_account": {"name": "\\udc00x"}}']) {
+      const lone = await api.request('POST', contacts, { rawBody: raw, headers: json });
+      expect([raw, lone.status, lone.body.error.code]).toEqual([raw, 400, 'malformed_json']);
+    }
+    expect(await contactCount()).toBe(before);
+    // A surrogate pair, escaped or not, is text like any other.
+    const pair = await api.request('POST', contacts, { rawBody: '{"name": "Body test \\ud83d\\ude00 😀", "invoice_account": {"name": "Pair s.r.o."}}', headers: json });
+    expect([pair.status, pair.body.name]).toEqual([201, 'Body test 😀 😀']);
+  });
+
   it('an empty body is no body: 422 missing_body where the body is required (not 400)', async () => {
     for (const raw of ['', '  \n']) {
       const res = await api.request('POST', contacts, { rawBody: raw, headers: json });

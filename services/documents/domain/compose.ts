@@ -115,6 +115,11 @@ export async function compose(
   const dueDate = dateOr('due_date', defaults.due_date);
   const deliveryDate = dateOr('delivery_date', defaults.delivery_date);
   const paidOn = type === 'invoice' || type === 'proforma' ? dateOr('paid_on', null) : null;
+  // A paid document (or a proforma converted after payment) keeps its payment date: clearing it would
+  // leave "paid" without a date, and the invoice converted from a paid proforma carries that date.
+  if (current?.paid_on && paidOn === null && (current.status === 'paid' || current.status === 'converted')) {
+    throw fail.invalid('paid_on_required', 'a paid document keeps its payment date: paid_on cannot be cleared', 'paid_on');
+  }
   if (dueDate && dueDate < issueDate) throw fail.invalid('due_date_before_issue_date', 'due_date is before issue_date', 'due_date');
 
   // Bank account: a bank account or cash register of the workspace, snapshotted.

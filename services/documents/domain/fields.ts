@@ -45,12 +45,12 @@ export function text(value: string, field: string, max: number): string {
   return trimmed;
 }
 
-/** A calendar date, YYYY-MM-DD. */
+/** A calendar date, YYYY-MM-DD, years 1900–2999 (a wider year is a typo, never a tax date). */
 export function date(value: string, field: string): string {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
   const d = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
   if (!match || !d || d.toISOString().slice(0, 10) !== value.trim() || Number(match[1]) < 1900 || Number(match[1]) > 2999) {
-    throw fail.invalid('invalid_date', `${field} must be a date as YYYY-MM-DD`, field);
+    throw fail.invalid('invalid_date', `${field} must be a calendar date as YYYY-MM-DD in the years 1900–2999`, field);
   }
   return value.trim();
 }
