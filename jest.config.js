@@ -13,7 +13,8 @@ const common = {
 };
 
 module.exports = {
-  testTimeout: 60_000,
+  // Hooks share it: a distributed system (five processes, atomicity probes, Kafka groups) can take a minute to start on a busy 2-core machine.
+  testTimeout: 120_000,
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },

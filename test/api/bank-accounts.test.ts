@@ -115,6 +115,19 @@ describe('Czech/Slovak account numbers in their national form ([prefix-]number/b
     expect(contradicted.body.error.code).toBe('bank_code_mismatch');
     expect((await api.get(`${base}/${created.body.id}`)).body).toMatchObject({ account_number: '2000145399', bank_code: '0800' });
   });
+
+  it('a later PATCH of bank_code alone cannot drift from a national number; a new number (any form) frees it', async () => {
+    const created = await api.post(base, { account_number: '19-2000145399/0800' });
+    expect(created.status).toBe(201);
+    for (const bank_code of ['0100', null]) {
+      const drift = await api.patch(`${base}/${created.body.id}`, { bank_code });
+      expect([bank_code, drift.status, drift.body.error?.code]).toEqual([bank_code, 422, 'bank_code_mismatch']);
+    }
+    expect((await api.patch(`${base}/${created.body.id}`, { bank_code: '0800' })).status).toBe(200);
+    const foreign = await api.patch(`${base}/${created.body.id}`, { account_number: '0532013000', bank_code: '37040044' });
+    expect(foreign.body).toMatchObject({ account_number: '0532013000', bank_code: '37040044' });
+    expect((await api.patch(`${base}/${created.body.id}`, { bank_code: '37040045' })).status).toBe(200);
+  });
 });
 
 describe('cash registers', () => {

@@ -47,12 +47,15 @@ function applyInput(record: BankAccountRecord, input: BankAccountInput): BankAcc
   if (input.swift !== undefined) next.swift = input.swift.trim() === '' ? null : normalizeBic(input.swift);
   const bankCode = optionalText(input.bank_code, 'bank_code', /^[0-9A-Za-z]{1,11}$/, 'invalid_bank_code');
   if (bankCode !== undefined) next.bank_code = bankCode;
-  if (number?.bankCode) {
-    // A national number names its bank after the "/": that is the bank code, and a different one is a contradiction.
-    if (bankCode !== undefined && bankCode !== number.bankCode) {
-      throw fail.invalid('bank_code_mismatch', `bank_code ${bankCode ?? 'null'} contradicts the bank code /${number.bankCode} of account_number`, 'bank_code');
+  if (input.account_number !== undefined) next.national_bank_code = Boolean(number?.bankCode);
+  // A national number names its bank after the "/": that is the bank code, and a different one — in the same
+  // request or a later one — is a contradiction.
+  const numberBankCode = number?.bankCode ?? (next.national_bank_code ? record.bank_code : undefined);
+  if (numberBankCode) {
+    if (bankCode !== undefined && bankCode !== numberBankCode) {
+      throw fail.invalid('bank_code_mismatch', `bank_code ${bankCode ?? 'null'} contradicts the bank code /${numberBankCode} of account_number`, 'bank_code');
     }
-    next.bank_code = number.bankCode;
+    next.bank_code = numberBankCode;
   }
   if (!next.iban && !next.account_number) {
     throw fail.invalid('missing_account_identifier', 'a bank account needs an iban or an account_number', 'iban');

@@ -47,6 +47,12 @@ export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
   account_number: string | null;
   swift: string | null;
   bank_code: string | null;
+  /**
+   * Whether account_number was entered in the Czech/Slovak national form (`[prefix-]number/bank code`): its
+   * bank code then belongs to the number and bank_code follows it, also in later PATCHes. Absent on older
+   * records (read as false).
+   */
+  national_bank_code?: boolean;
   currency: string | null;
   deleted: string | null;
   /**
