@@ -5,7 +5,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { deliveriesCollection } from '../../services/rendering/adapters/delivery-store';
 import { HandlebarsMailTemplates } from '../../services/rendering/adapters/mail-templates';
-import { SendRequest } from '../../services/rendering/domain/mail-delivery';
+import type { SendRequest } from '../../services/rendering/ports/mail';
 import { Mailer } from '../../services/rendering/domain/mailer';
 import { RetryPolicy } from '../../services/rendering/domain/mail-retry';
 import { MailTransport, OutgoingMail, PdfSource } from '../../services/rendering/ports/mail';

@@ -6,7 +6,7 @@ import { EventBus, Subscription, TOPICS } from '../../shared/bus/port';
 import { fromMessage } from '../../shared/events';
 import { Logger } from '../../shared/logger';
 import { Mailer } from '../domain/mailer';
-import { SendRequest } from '../domain/mail-delivery';
+import type { SendRequest } from '../ports/mail';
 
 export const SEND_REQUESTED = 'documents.invoice.send_requested';
 /** Every replica of the rendering service shares it: each request is taken by one of them. */

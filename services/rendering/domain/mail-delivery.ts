@@ -6,24 +6,8 @@
 // at once; a claim carries a lease, so an attempt cut short by a crash is taken up again after it ends.
 import type { Tenant } from '../../shared/tenant';
 import { appendToOutbox } from '../../shared/outbox/entries';
-import type { DeliveryRecord, DeliveryRoute, TransportFailure } from '../ports/mail';
+import type { DeliveryRecord, DeliveryRoute, SendRequest, TransportFailure } from '../ports/mail';
 import { backoffMs, classifyFailure, describeFailure, RetryPolicy } from './mail-retry';
-
-export interface SendRequest {
-  /** The send_requested event id. */
-  id: string;
-  account_id: number;
-  livemode: boolean;
-  document_id: number;
-  number: string;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  subject: string;
-  message: string;
-  locale: string;
-  requested_at: string;
-}
 
 /**
  * The Message-ID of a send request: derived from the event id alone, so every attempt and every

@@ -4,9 +4,9 @@ import { fail } from '../../shared/errors';
 import { CursorCodec, PageInput } from '../../shared/pagination';
 import { Collection, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantKey } from '../../shared/tenant';
-import type { DeliveryRecord, DeliveryRoute, MailTemplates, MailTransport, PdfSource, TransportFailure } from '../ports/mail';
+import type { DeliveryRecord, DeliveryRoute, MailTemplates, MailTransport, PdfSource, SendRequest, TransportFailure } from '../ports/mail';
 import { composeMail } from './mail-compose';
-import { attemptFailed, claim, expiredRequest, isDue, newDelivery, routeFor, SendRequest, succeeded } from './mail-delivery';
+import { attemptFailed, claim, expiredRequest, isDue, newDelivery, routeFor, succeeded } from './mail-delivery';
 import { RetryPolicy } from './mail-retry';
 
 export interface MailerDeps {

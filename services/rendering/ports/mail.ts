@@ -9,13 +9,10 @@ export type DeliveryStatus = 'queued' | 'sent' | 'failed';
 /** smtp: to the real recipients (SMTP_URL); outbox: an .eml file under DATA_DIR/outbox, nobody receives it. */
 export type DeliveryRoute = 'smtp' | 'outbox';
 
-/**
- * One e-mail of one send request (documents.invoice.send_requested), keyed by the event id. Its outbox
- * (shared/outbox) carries the outcome event to the documents service, written with the outcome itself.
- */
-export interface DeliveryRecord extends StoredDoc, OutboxFields<DeliveryOutboxPayload> {
-  /** The send_requested event id: unique, so a redelivered event never makes a second delivery. */
-  delivery_id: string;
+/** A documents.invoice.send_requested event, as the mail half reads it (defaults already applied). */
+export interface SendRequest {
+  /** The send_requested event id. */
+  id: string;
   account_id: number;
   livemode: boolean;
   document_id: number;
@@ -27,6 +24,15 @@ export interface DeliveryRecord extends StoredDoc, OutboxFields<DeliveryOutboxPa
   message: string;
   locale: string;
   requested_at: string;
+}
+
+/**
+ * One e-mail of one send request (documents.invoice.send_requested), keyed by the event id. Its outbox
+ * (shared/outbox) carries the outcome event to the documents service, written with the outcome itself.
+ */
+export interface DeliveryRecord extends StoredDoc, OutboxFields<DeliveryOutboxPayload>, Omit<SendRequest, 'id'> {
+  /** The send_requested event id: unique, so a redelivered event never makes a second delivery. */
+  delivery_id: string;
   route: DeliveryRoute;
   /** `<send-{delivery_id}@{domain}>`: the same on every attempt, so a retried message is recognisably one. */
   message_id: string;
