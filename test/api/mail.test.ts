@@ -8,7 +8,7 @@ import { Api, eventually } from '../support/api';
 import { createPurchaser, docsWorkspace, DocsWorkspace, line } from '../support/documents';
 import { tokenFor } from '../support/fixtures';
 import { mailpitMessagesTo, outboxMessages, recipients } from '../support/mail';
-import { startSmtpStub, SmtpStub } from '../support/smtp-stub';
+import { startScriptedSmtpServer, ScriptedSmtpServer } from '../support/scripted-smtp-server';
 import { startSystem, System } from '../support/system';
 
 const FAST_MAIL = { MAIL_POLL_MS: '100', MAIL_RETRY_BASE_MS: '200', MAIL_RETRY_MAX_MS: '400' };
@@ -145,40 +145,40 @@ describe('POST invoices/<id>/send — the e-mail is delivered', () => {
 });
 
 describe('POST invoices/<id>/send — the mail server refuses', () => {
-  let stub: SmtpStub;
+  let smtp: ScriptedSmtpServer;
   let system: System;
   let ws: DocsWorkspace;
 
   beforeAll(async () => {
-    stub = await startSmtpStub();
-    system = await startSystem({ env: { ...FAST_MAIL, SMTP_URL: stub.url } });
+    smtp = await startScriptedSmtpServer();
+    system = await startSystem({ env: { ...FAST_MAIL, SMTP_URL: smtp.url } });
     ws = await docsWorkspace(system);
   });
   afterAll(async () => {
     await system?.stop();
-    await stub?.close();
+    await smtp?.close();
   });
 
   it('a permanent refusal (5xx) fails the delivery at once: email_status failed, the reply in email_error', async () => {
     const to = address('gone');
-    stub.reject.add(to);
+    smtp.reject.add(to);
     const purchaser = await createPurchaser(ws.api, ws.base, 'Gone GmbH', to);
     const invoice = await issuedInvoice(ws.api, ws.base, purchaser);
     expect((await ws.api.post(`${ws.base}/invoices/${invoice.id}/send`)).body.email_status).toBe('queued');
     const failed = await statusEventually(ws.api, ws.base, invoice.id, 'failed');
     expect(failed.email_error).toMatch(/^550 5\.1\.1 .*mailbox unavailable/);
-    expect(stub.accepted.filter((m) => m.includes(to))).toEqual([]);
+    expect(smtp.accepted.filter((m) => m.includes(to))).toEqual([]);
   });
 
   it('a temporary refusal (4xx) is retried with backoff until accepted, then sent once', async () => {
     const to = address('greylisted');
-    stub.defer.set(to, 2);
+    smtp.defer.set(to, 2);
     const purchaser = await createPurchaser(ws.api, ws.base, 'Greylist s.r.o.', to);
     const invoice = await issuedInvoice(ws.api, ws.base, purchaser);
     await ws.api.post(`${ws.base}/invoices/${invoice.id}/send`);
     const sent = await statusEventually(ws.api, ws.base, invoice.id, 'sent');
     expect(sent.email_error).toBeNull();
-    expect(stub.defer.get(to)).toBe(0);
-    expect(stub.accepted.filter((m) => m.includes(to))).toHaveLength(1);
+    expect(smtp.defer.get(to)).toBe(0);
+    expect(smtp.accepted.filter((m) => m.includes(to))).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@
 // what it accepted. Speaks just what nodemailer needs (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT).
 import net from 'node:net';
 
-export interface SmtpStub {
+export interface ScriptedSmtpServer {
   url: string;
   /** Raw messages accepted (DATA), in order. */
   accepted: string[];
@@ -14,8 +14,8 @@ export interface SmtpStub {
   close(): Promise<void>;
 }
 
-export async function startSmtpStub(): Promise<SmtpStub> {
-  const stub = { accepted: [] as string[], reject: new Set<string>(), defer: new Map<string, number>() };
+export async function startScriptedSmtpServer(): Promise<ScriptedSmtpServer> {
+  const script = { accepted: [] as string[], reject: new Set<string>(), defer: new Map<string, number>() };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -25,7 +25,7 @@ export async function startSmtpStub(): Promise<SmtpStub> {
     let inData = false;
     let data: string[] = [];
     const reply = (line: string) => socket.write(`${line}\r\n`);
-    reply('220 stub ESMTP');
+    reply('220 script ESMTP');
     socket.on('data', (chunk) => {
       buffer += chunk.toString('latin1');
       let end: number;
@@ -35,22 +35,22 @@ export async function startSmtpStub(): Promise<SmtpStub> {
         if (inData) {
           if (line === '.') {
             inData = false;
-            stub.accepted.push(data.join('\r\n'));
+            script.accepted.push(data.join('\r\n'));
             data = [];
             reply('250 2.0.0 queued');
           } else data.push(line.startsWith('..') ? line.slice(1) : line);
           continue;
         }
         const verb = line.slice(0, 4).toUpperCase();
-        if (verb === 'EHLO') reply('250-stub\r\n250 8BITMIME');
-        else if (verb === 'HELO') reply('250 stub');
+        if (verb === 'EHLO') reply('250-script\r\n250 8BITMIME');
+        else if (verb === 'HELO') reply('250 script');
         else if (verb === 'MAIL') reply('250 2.1.0 ok');
         else if (verb === 'RCPT') {
           const address = /<([^>]*)>/.exec(line)?.[1]?.toLowerCase() ?? '';
-          const deferrals = stub.defer.get(address) ?? 0;
-          if (stub.reject.has(address)) reply('550 5.1.1 <' + address + '>: mailbox unavailable');
+          const deferrals = script.defer.get(address) ?? 0;
+          if (script.reject.has(address)) reply('550 5.1.1 <' + address + '>: mailbox unavailable');
           else if (deferrals > 0) {
-            stub.defer.set(address, deferrals - 1);
+            script.defer.set(address, deferrals - 1);
             reply('451 4.7.1 greylisted, try again later');
           } else reply('250 2.1.5 ok');
         } else if (verb === 'DATA') {
@@ -67,7 +67,7 @@ export async function startSmtpStub(): Promise<SmtpStub> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
   return {
-    ...stub,
+    ...script,
     url: `smtp://127.0.0.1:${port}`,
     close: async () => {
       for (const s of sockets) s.destroy();
