@@ -57,7 +57,7 @@ export function withCallOptions(clients: GatewayClients, extra: Pick<CallOptions
   };
 }
 
-/** The admin surface (CLI only; never routed over HTTP). */
-export function connectAdmin(identityAddress: string) {
-  return connect(IdentityAdminServiceService, 'invoicing.identity.v1.IdentityAdminService', identityAddress);
+/** The admin surface (CLI only; never routed over HTTP), at identity's admin port. */
+export function connectAdmin(identityAdminAddress: string) {
+  return connect(IdentityAdminServiceService, 'invoicing.identity.v1.IdentityAdminService', identityAdminAddress);
 }

@@ -8,6 +8,7 @@ import { connectClients } from './clients';
 import { bindEdgeState } from './edge/bind';
 import { EdgeConfig, readEdgeConfig } from './edge/config';
 import { EdgeState } from './edge/ports/edge-state';
+import { readDrainOptions } from './http/lifecycle';
 import { createGateway } from './server';
 
 export interface GatewayEdge {
@@ -45,7 +46,6 @@ export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void
     const clients = connectClients(addresses);
     const gateway = await createGateway({
       clients,
-      addresses,
       bus: edge.bus,
       log,
       cacheTtlMs: int('AUTH_CACHE_TTL_MS', 60_000),
@@ -56,14 +56,19 @@ export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void
     const server = await gateway.listen(int('PORT', 8080), optional('HOST') ?? '127.0.0.1');
     const address = server.address();
     process.stdout.write(JSON.stringify({ ready: 'gateway', port: typeof address === 'object' && address ? address.port : 0 }) + '\n');
-    const stop = async () => {
-      await gateway.close();
+    const drain = readDrainOptions();
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal, drain_ms: drain.drainMs }, 'draining');
+      await gateway.drain(drain);
       clients.close();
       await edge.close();
       process.exit(0);
     };
-    process.on('SIGTERM', () => void stop());
-    process.on('SIGINT', () => void stop());
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+    process.on('SIGINT', () => void stop('SIGINT'));
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'failed to start');
     process.exit(1);

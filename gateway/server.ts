@@ -6,17 +6,17 @@ import http from 'node:http';
 import { EventBus, TOPICS } from '../services/shared/bus/port';
 import { fromMessage } from '../services/shared/events';
 import { RemoteCallError } from '../services/shared/grpc/errors';
-import { checkHealth } from '../services/shared/grpc/server';
 import { Logger } from '../services/shared/logger';
 import { PrincipalCache } from './auth/principals';
 import { SignInThrottle } from './auth/sign-in-throttle';
 import { WorkspaceAccess } from './auth/workspace';
-import { GatewayClients, ServiceAddresses, withCallOptions } from './clients';
+import { GatewayClients, withCallOptions } from './clients';
 import { RequestContext, RouteResult } from './http/context';
 import { FsBlobStore } from '../services/shared/blobs/fs';
 import { serveSignedBlobs } from './http/blobs';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
+import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
 import { hasBody, readBody, rawBodyOf } from './edge/body';
@@ -26,13 +26,12 @@ import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf, RETRYABLE_CODES
 import { withEdgePolicies } from './edge/openapi';
 import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
-import { edgeTestHooks } from './edge/test-hooks';
+import { edgeTestHooks, LISTENER_CLOSED_LATCH } from './edge/test-hooks';
 import { allRoutes } from './routes';
 import { bodyScopes, isAccountScoped, missingScope, routeScopes, RouteSpec } from './routes/route';
 
 export interface GatewayOptions {
   clients: GatewayClients;
-  addresses: ServiceAddresses;
   bus: EventBus;
   log: Logger;
   /** Principal and workspace-access cache lifetime; revocations evict earlier through the bus. */
@@ -48,6 +47,8 @@ export interface GatewayOptions {
 export interface Gateway {
   app: express.Express;
   listen(port: number, host?: string): Promise<http.Server>;
+  /** Graceful stop (SIGTERM): readiness fails, requests are served for drainMs, then in-flight ones finish (bounded). */
+  drain(options: DrainOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,6 +71,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const openapi = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
+  const lifecycle = new GatewayLifecycle(options.edge.state, () => testHooks?.release(LISTENER_CLOSED_LATCH));
 
   // Every gateway replica sees every identity event (a consumer group of its own).
   const subscription = await options.bus.subscribe(
@@ -86,6 +88,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use(lifecycle.connectionPolicy);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const inbound = req.header('x-request-id');
@@ -115,15 +118,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       serve(req, res).catch(next);
     });
   }
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const entries = Object.entries(options.addresses);
-    const results = await Promise.all(entries.map(async ([name, address]) => [name, await checkHealth(address)] as const));
-    const ready = results.every(([, status]) => status === 'SERVING');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', services: Object.fromEntries(results) });
-  });
+  app.get('/healthz', lifecycle.healthz);
+  app.get('/readyz', lifecycle.readiness(() => server));
   const docs = docsPage(openapi.doc);
   app.get('/docs', (_req, res) => {
     res.type('html').send(docs);
@@ -289,6 +285,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         server.once('error', reject);
         server.listen(port, host, () => resolve(server!));
       }),
+    drain: async (drainOptions) => {
+      await lifecycle.drain(server, drainOptions);
+      await subscription.close();
+    },
     close: async () => {
       await subscription.close();
       if (server) {

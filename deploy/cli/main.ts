@@ -1,6 +1,8 @@
 // `invoicing` admin CLI: what the (absent) app does — users, workspaces, plans, keys. Finds the running
-// system like `npm start` does: DATA_DIR/runtime.json in embedded mode, IDENTITY_ADDR/CONTACTS_ADDR in
-// distributed mode. Prints one JSON object on stdout; exits non-zero with a message on failure.
+// system like `npm start` does: DATA_DIR/runtime.json in embedded mode; in distributed mode the admin
+// ports IDENTITY_ADMIN_ADDR and DOCUMENTS_ADMIN_ADDR, and CONTACTS_ADDR. Under mTLS it presents the
+// certificate in GRPC_TLS_DIR (identity `admin`). Prints one JSON object on stdout; exits non-zero with
+// a message on failure.
 import { Command, CommanderError } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,28 +14,38 @@ import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { connectAdmin } from '../../gateway/clients';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
 
-function addresses(): { identity: string; contacts: string; documents: string } {
-  if (process.env.IDENTITY_ADDR) {
-    return { identity: process.env.IDENTITY_ADDR, contacts: process.env.CONTACTS_ADDR ?? '', documents: process.env.DOCUMENTS_ADDR ?? '' };
+interface Addresses {
+  identityAdmin: string;
+  documentsAdmin: string;
+  contacts: string;
+}
+
+function addresses(): Addresses {
+  if (process.env.IDENTITY_ADMIN_ADDR) {
+    return { identityAdmin: process.env.IDENTITY_ADMIN_ADDR, documentsAdmin: process.env.DOCUMENTS_ADMIN_ADDR ?? '', contacts: process.env.CONTACTS_ADDR ?? '' };
   }
   const dataDir = path.resolve(process.env.DATA_DIR || '.data');
   const runtime = path.join(dataDir, 'runtime.json');
   if (!existsSync(runtime)) {
-    throw new Error(`no running system found: ${runtime} is missing (start it with npm start, or set IDENTITY_ADDR)`);
+    throw new Error(`no running system found: ${runtime} is missing (start it with npm start, or set IDENTITY_ADMIN_ADDR)`);
   }
-  const { services, pid } = JSON.parse(readFileSync(runtime, 'utf8')) as { services: Record<string, string>; pid: number };
+  const { services, admin, pid } = JSON.parse(readFileSync(runtime, 'utf8')) as {
+    services: Record<string, string>;
+    admin: Record<string, string>;
+    pid: number;
+  };
   try {
     process.kill(pid, 0);
   } catch {
     throw new Error(`no running system found: the process recorded in ${runtime} (pid ${pid}) is not running; start it with npm start`);
   }
-  return { identity: services.identity, contacts: services.contacts ?? '', documents: services.documents ?? '' };
+  return { identityAdmin: admin.identity, documentsAdmin: admin.documents ?? '', contacts: services.contacts ?? '' };
 }
 
-const admin = () => connectAdmin(addresses().identity);
+const admin = () => connectAdmin(addresses().identityAdmin);
 const contactsClient = () => connect(ContactsServiceService, 'invoicing.contacts.v1.ContactsService', addresses().contacts);
 const bankingClient = () => connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addresses().contacts);
-const documentsAdmin = () => connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', addresses().documents);
+const documentsAdmin = () => connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', addresses().documentsAdmin);
 const live = (accountId: number) => ({ account_id: accountId, livemode: true });
 
 let output: unknown;

@@ -5,17 +5,21 @@ import path from 'node:path';
 import { bindAdapters } from '../../services/shared/adapters';
 import { FsBlobStore } from '../../services/shared/blobs/fs';
 import { readEngineUrls, readEnv } from '../../services/shared/config';
-import { startGrpcServer, RunningServer } from '../../services/shared/grpc/server';
+import { ServiceServers, startServiceServers } from '../../services/shared/grpc/server';
+import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { createLogger } from '../../services/shared/logger';
 import { loadSecrets } from '../../services/shared/secrets';
 import { connectAdmin, connectClients } from '../../gateway/clients';
 import { bindEdgeState } from '../../gateway/edge/bind';
 import { readEdgeConfig } from '../../gateway/edge/config';
+import { readDrainOptions } from '../../gateway/http/lifecycle';
 import { createGateway } from '../../gateway/server';
 import { serviceModules } from '../modules';
 
 async function main(): Promise<void> {
   const log = createLogger('embedded');
+  // One process talking to itself on loopback: no mTLS (docs/architecture.md "Internal network").
+  usePlaintextMesh();
   const { int, str, optional } = readEnv();
   const dataDir = path.resolve(str('DATA_DIR', '.data'));
   const port = int('PORT', 8080);
@@ -27,20 +31,21 @@ async function main(): Promise<void> {
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, dataDir, config: edgeConfig });
 
   const addresses: Record<string, string> = {};
-  const servers: RunningServer[] = [];
+  // Admin services listen on a loopback port of their own, found by the CLI in runtime.json.
+  const adminAddresses: Record<string, string> = {};
+  const servers: ServiceServers[] = [];
   const stops: Array<() => Promise<void>> = [];
   for (const module of serviceModules) {
     const service = await module.create({ adapters, secrets, log: log.child({ service: module.name }), peers: { ...addresses } });
-    const server = await startGrpcServer({ bindings: service.bindings, log: log.child({ service: module.name }) });
-    addresses[module.name] = server.address;
+    const server = await startServiceServers({ bindings: service.bindings, log: log.child({ service: module.name }) });
+    addresses[module.name] = server.service.address;
+    if (server.admin) adminAddresses[module.name] = server.admin.address;
     servers.push(server);
     if (service.stop) stops.push(service.stop);
   }
-  const serviceAddresses = { identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering };
-  const clients = connectClients(serviceAddresses);
+  const clients = connectClients({ identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering });
   const gateway = await createGateway({
     clients,
-    addresses: serviceAddresses,
     bus: adapters.bus,
     log: log.child({ service: 'gateway' }),
     cacheTtlMs: int('AUTH_CACHE_TTL_MS', 60_000),
@@ -53,9 +58,9 @@ async function main(): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : port;
   if (adapters.blobs instanceof FsBlobStore) adapters.blobs.setBaseUrl(optional('PUBLIC_URL') ?? `http://127.0.0.1:${boundPort}`);
   // The admin CLI finds the running system through this file.
-  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses }, null, 2));
+  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses }, null, 2));
 
-  const admin = connectAdmin(addresses.identity);
+  const admin = connectAdmin(adminAddresses.identity);
   const demo = await admin.bootstrap({ email: 'demo@example.com', password: 'demo-password' });
   admin.close();
   if (demo.created) {
@@ -66,11 +71,12 @@ async function main(): Promise<void> {
   }
   process.stdout.write(JSON.stringify({ ready: 'embedded', port: boundPort, data_dir: dataDir }) + '\n');
 
+  const drain = readDrainOptions();
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await gateway.close();
+    await gateway.drain(drain);
     clients.close();
     await Promise.all(servers.map((s) => s.shutdown(0)));
     for (const s of stops) await s();

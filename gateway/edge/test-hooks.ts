@@ -12,6 +12,8 @@
 //   GET  /_test/edge/latches/<name>          {"waiting": n}: requests held on the latch
 //   POST /_test/edge/latches/<name>/release  releases them: {"released": n}
 //   GET  /_test/edge/stats                   {"executions": n, "pid": …}: echo executions so far
+//   latch `gateway-listener-closed`          released by the gateway itself when a drain closes its
+//                                            listener (a request in flight across the close)
 //
 // The control endpoints are outside /api/v1 (no auth, no rate limit) and per process: with several
 // gateways a test asks the gateway it sent the held request to.
@@ -24,7 +26,12 @@ import { rawBodyOf } from './body';
 export interface EdgeTestHooks {
   routes: RouteSpec[];
   control: express.Router;
+  /** Releases the requests held on latch `name`; returns how many. */
+  release(name: string): number;
 }
+
+/** The latch a drain releases when it closes the listener (gateway/http/lifecycle.ts). */
+export const LISTENER_CLOSED_LATCH = 'gateway-listener-closed';
 
 export function edgeTestHooks(): EdgeTestHooks {
   const latches = new Map<string, Array<() => void>>();
@@ -69,14 +76,17 @@ export function edgeTestHooks(): EdgeTestHooks {
   control.get('/latches/:name', (req, res) => {
     res.json({ waiting: latches.get(req.params.name)?.length ?? 0 });
   });
+  const release = (name: string): number => {
+    const waiting = latches.get(name) ?? [];
+    latches.delete(name);
+    for (const resume of waiting) resume();
+    return waiting.length;
+  };
   control.post('/latches/:name/release', (req, res) => {
-    const waiting = latches.get(req.params.name) ?? [];
-    latches.delete(req.params.name);
-    for (const release of waiting) release();
-    res.json({ released: waiting.length });
+    res.json({ released: release(req.params.name) });
   });
   control.get('/stats', (_req, res) => {
     res.json({ executions, pid: process.pid });
   });
-  return { routes, control };
+  return { routes, control, release };
 }

@@ -1,6 +1,6 @@
 // Wires the contacts/banking service: binds its store port to the shared document store.
 import { BankingServiceService, ContactsServiceService } from '../../gen/invoicing/contacts/v1/contacts';
-import { implement } from '../shared/grpc/typed';
+import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { CursorCodec } from '../shared/pagination';
 import { contactsStore } from './adapters/contacts-store';
@@ -17,8 +17,14 @@ export const contactsModule: ServiceModule = {
     const cursors = new CursorCodec(secrets.cursorSecret);
     return {
       bindings: [
-        implement('invoicing.contacts.v1.ContactsService', ContactsServiceService, contactsHandlers(new Contacts(store, entities), entities, cursors), log),
-        implement('invoicing.contacts.v1.BankingService', BankingServiceService, bankingHandlers(new BankAccounts(store), cursors), log),
+        // The admin CLI suspends contacts and creates cash registers.
+        restrict(
+          implement('invoicing.contacts.v1.ContactsService', ContactsServiceService, contactsHandlers(new Contacts(store, entities), entities, cursors), log),
+          { callers: ['gateway', 'documents', 'expenses', 'admin'] },
+        ),
+        restrict(implement('invoicing.contacts.v1.BankingService', BankingServiceService, bankingHandlers(new BankAccounts(store), cursors), log), {
+          callers: ['gateway', 'documents', 'admin'],
+        }),
       ],
     };
   },

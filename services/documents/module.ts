@@ -2,7 +2,7 @@
 // its handlers to gRPC.
 import { randomUUID } from 'node:crypto';
 import { DocumentsAdminServiceService, DocumentsServiceService } from '../../gen/invoicing/documents/v1/documents';
-import { implement } from '../shared/grpc/typed';
+import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { outboxRelayOptions } from '../shared/outbox/options';
 import { OutboxRelay } from '../shared/outbox/relay';
@@ -34,8 +34,15 @@ export const documentsModule: ServiceModule = {
     const mailOutcomes = await consumeMailOutcomes(adapters.bus, store.documents);
     return {
       bindings: [
-        implement('invoicing.documents.v1.DocumentsService', DocumentsServiceService, documentsHandlers(new Documents(ctx), new Lifecycle(ctx), cursors), log),
-        implement('invoicing.documents.v1.DocumentsAdminService', DocumentsAdminServiceService, documentsAdminHandlers(ctx.settings), log),
+        restrict(
+          implement('invoicing.documents.v1.DocumentsService', DocumentsServiceService, documentsHandlers(new Documents(ctx), new Lifecycle(ctx), cursors), log),
+          { callers: ['gateway', 'rendering'] },
+        ),
+        // Document settings: the admin CLI only, on the admin port.
+        restrict(implement('invoicing.documents.v1.DocumentsAdminService', DocumentsAdminServiceService, documentsAdminHandlers(ctx.settings), log), {
+          callers: ['admin'],
+          admin: true,
+        }),
       ],
       stop: async () => {
         await mailOutcomes.close();

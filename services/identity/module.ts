@@ -1,7 +1,7 @@
 // Wires the identity service: binds its ports to adapters and its handlers to gRPC.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { IdentityAdminServiceService, IdentityServiceService } from '../../gen/invoicing/identity/v1/identity';
-import { implement } from '../shared/grpc/typed';
+import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { outboxRelayOptions } from '../shared/outbox/options';
 import { OutboxRelay } from '../shared/outbox/relay';
@@ -32,8 +32,14 @@ export const identityModule: ServiceModule = {
     relay.start();
     return {
       bindings: [
-        implement('invoicing.identity.v1.IdentityService', IdentityServiceService, identityHandlers(identity, cursors), log),
-        implement('invoicing.identity.v1.IdentityAdminService', IdentityAdminServiceService, identityAdminHandlers(identity), log),
+        restrict(implement('invoicing.identity.v1.IdentityService', IdentityServiceService, identityHandlers(identity, cursors), log), {
+          callers: ['gateway', 'documents', 'rendering', 'expenses'],
+        }),
+        // Users, workspaces, plans and keys: the admin CLI only, on the admin port.
+        restrict(implement('invoicing.identity.v1.IdentityAdminService', IdentityAdminServiceService, identityAdminHandlers(identity), log), {
+          callers: ['admin'],
+          admin: true,
+        }),
       ],
       stop: () => relay.stop(),
     };

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { MailServiceService } from '../../gen/invoicing/rendering/v1/rendering';
 import { ConfigError, readEnv } from '../shared/config';
-import { implement } from '../shared/grpc/typed';
+import { implement, restrict } from '../shared/grpc/typed';
 import { outboxRelayOptions } from '../shared/outbox/options';
 import { OutboxRelay } from '../shared/outbox/relay';
 import { CursorCodec } from '../shared/pagination';
@@ -77,7 +77,11 @@ export const mailPart: RenderingPart = {
     relay.start();
     await worker.start();
     return {
-      bindings: [implement('invoicing.rendering.v1.MailService', MailServiceService, mailHandlers(mailer, new CursorCodec(secrets.cursorSecret)), log)],
+      bindings: [
+        restrict(implement('invoicing.rendering.v1.MailService', MailServiceService, mailHandlers(mailer, new CursorCodec(secrets.cursorSecret)), log), {
+          callers: ['gateway'],
+        }),
+      ],
       async stop() {
         await worker.stop();
         await relay.stop();

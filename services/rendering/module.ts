@@ -4,7 +4,7 @@
 // starts and PDF requests answer 503 renderer_unavailable.
 import { RenderingServiceService } from '../../gen/invoicing/rendering/v1/rendering';
 import { readEnv } from '../shared/config';
-import { implement } from '../shared/grpc/typed';
+import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { blobPdfStore } from './adapters/blob-pdf-store';
 import { ChromiumPool } from './adapters/chromium-pool';
@@ -37,7 +37,10 @@ export const renderingModule: ServiceModule = {
     const prerender = await subscribePrerender(adapters.bus, pdfs, log);
     const built = await Promise.all(parts.map((part) => part.create({ ...deps, log: log.child({ part: part.name }), pdfs })));
     return {
-      bindings: [implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs), log), ...built.flatMap((b) => b.bindings)],
+      bindings: [
+        restrict(implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs), log), { callers: ['gateway'] }),
+        ...built.flatMap((b) => b.bindings),
+      ],
       stop: async () => {
         for (const b of built) await b.stop?.();
         await prerender.close();

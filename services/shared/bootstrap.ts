@@ -2,10 +2,13 @@
 // with health, and graceful shutdown on SIGTERM/SIGINT.
 import { bindAdapters } from './adapters';
 import { ConfigError, readEngineUrls, readEnv } from './config';
-import { startGrpcServer } from './grpc/server';
+import { startServiceServers } from './grpc/server';
 import { createLogger } from './logger';
 import { ServiceModule } from './module';
 import { loadSecrets } from './secrets';
+
+/** The admin port of a service process unless ADMIN_GRPC_PORT says otherwise (0: any free port). */
+export const DEFAULT_ADMIN_GRPC_PORT = 50052;
 
 export async function runService(module: ServiceModule): Promise<void> {
   const log = createLogger(module.name);
@@ -21,14 +24,22 @@ export async function runService(module: ServiceModule): Promise<void> {
       log,
       peers: { identity: optional('IDENTITY_ADDR'), contacts: optional('CONTACTS_ADDR'), documents: optional('DOCUMENTS_ADDR'), rendering: optional('RENDERING_ADDR') },
     });
-    const server = await startGrpcServer({
+    const host = optional('GRPC_HOST') ?? '127.0.0.1';
+    const healthPort = optional('GRPC_HEALTH_PORT');
+    const server = await startServiceServers({
       bindings: service.bindings,
-      host: optional('GRPC_HOST') ?? '127.0.0.1',
+      host,
       port: int('GRPC_PORT', 0),
+      // Admin services (identity's, documents') never share the service port (docs/architecture.md).
+      adminHost: optional('ADMIN_GRPC_HOST') ?? host,
+      adminPort: int('ADMIN_GRPC_PORT', DEFAULT_ADMIN_GRPC_PORT),
+      healthPort: healthPort === undefined ? undefined : int('GRPC_HEALTH_PORT', 0),
       log,
     });
     // One machine-readable line for launchers that wait for readiness.
-    process.stdout.write(JSON.stringify({ ready: module.name, port: server.port }) + '\n');
+    process.stdout.write(
+      JSON.stringify({ ready: module.name, port: server.service.port, admin_port: server.admin?.port, health_port: server.service.healthPort }) + '\n',
+    );
     const drainMs = int('SHUTDOWN_DRAIN_MS', 0);
     let stopping = false;
     const stop = async (signal: string) => {

@@ -4,7 +4,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeJwt, SignJWT } from 'jose';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { DocumentsAdminServiceService } from '../../gen/invoicing/documents/v1/documents';
+import { IdentityAdminServiceService } from '../../gen/invoicing/identity/v1/identity';
 import { mintToken } from '../../services/shared/credentials';
+import { connect } from '../../services/shared/grpc/typed';
 import { Api, eventually } from '../support/api';
 import { createUser, createWorkspace, tokenFor, uniqueEmail, Workspace } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
@@ -47,11 +51,11 @@ describe('every response', () => {
 });
 
 describe('health, readiness and the API description', () => {
-  it('GET /healthz and /readyz', async () => {
+  it('GET /healthz and /readyz: the gateway itself is alive and ready', async () => {
     expect((await fetch(`${system.baseUrl}/healthz`)).status).toBe(200);
     const ready = await fetch(`${system.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
-    expect(((await ready.json()) as any).services.identity).toBe('SERVING');
+    expect(await ready.json()).toEqual({ status: 'ready' });
   });
 
   it('serves the OpenAPI 3.1 document, version 1.0.0, and a reference page', async () => {
@@ -62,6 +66,38 @@ describe('health, readiness and the API description', () => {
     const page = await fetch(`${system.baseUrl}/docs`);
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(await page.text()).toContain('/api/v1/user/accounts');
+  });
+});
+
+describe('admin services: on their own port, never on the service port (internal network)', () => {
+  it('the identity service port answers UNIMPLEMENTED for IdentityAdminService; its admin port serves it', async () => {
+    const { services, admin } = system.grpcAddresses();
+    const viaServicePort = connect(IdentityAdminServiceService, 'invoicing.identity.v1.IdentityAdminService', services.identity);
+    const viaAdminPort = connect(IdentityAdminServiceService, 'invoicing.identity.v1.IdentityAdminService', admin.identity);
+    try {
+      const email = uniqueEmail();
+      await expect(viaServicePort.createUser({ email, password: 'correct horse battery', name: '' })).rejects.toMatchObject({
+        status: GrpcStatus.UNIMPLEMENTED,
+      });
+      const { user } = await viaAdminPort.createUser({ email, password: 'correct horse battery', name: '' });
+      expect(user?.email).toBe(email);
+    } finally {
+      viaServicePort.close();
+      viaAdminPort.close();
+    }
+  });
+
+  it('the documents service port answers UNIMPLEMENTED for DocumentsAdminService; its admin port serves it', async () => {
+    const { services, admin } = system.grpcAddresses();
+    const viaServicePort = connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', services.documents);
+    const viaAdminPort = connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', admin.documents);
+    try {
+      await expect(viaServicePort.getDocumentSettings({ account_id: ws.id })).rejects.toMatchObject({ status: GrpcStatus.UNIMPLEMENTED });
+      expect((await viaAdminPort.getDocumentSettings({ account_id: ws.id })).settings).toBeDefined();
+    } finally {
+      viaServicePort.close();
+      viaAdminPort.close();
+    }
   });
 });
 

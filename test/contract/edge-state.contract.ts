@@ -38,6 +38,15 @@ export function edgeStateContract(harness: EdgeStateHarness): void {
     for (const handle of opened) await handle.close();
   });
 
+  describe('ping', () => {
+    it('resolves while the state answers, and rejects once it is closed', async () => {
+      const handle = await harness.open();
+      await expect(handle.ping()).resolves.toBeUndefined();
+      await handle.close();
+      await expect(handle.ping()).rejects.toThrow();
+    });
+  });
+
   describe('hit: fixed-window counters', () => {
     it('counts from 1 in a window that starts with its first request and reports the time left', async () => {
       const key = `k-${randomUUID()}`;

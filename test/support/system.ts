@@ -2,7 +2,7 @@
 // temporary DATA_DIR) or distributed (one process per service plus the gateway, on the real engines).
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { serviceModules } from '../../deploy/modules';
@@ -31,6 +31,10 @@ export interface System {
   restart(): Promise<void>;
   /** SIGKILLs gateway `index` (embedded: the whole process), as a crash would; restart() brings it back. */
   killGateway(index?: number): Promise<void>;
+  /** gRPC addresses of the services' ports and of their admin ports, by service name. */
+  grpcAddresses(): { services: Record<string, string>; admin: Record<string, string> };
+  /** Distributed mode: SIGKILLs the process of service `name` (identity, contacts, …). */
+  killService(name: string): Promise<void>;
 }
 
 export interface StartOptions {
@@ -38,11 +42,18 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Distributed mode: gateway processes sharing the services and Redis (default 1). */
   gateways?: number;
+  /**
+   * Distributed mode under mTLS: GRPC_TLS_DIR of each process by certificate identity (identity,
+   * contacts, documents, rendering, gateway, and admin for the CLI).
+   */
+  tlsDirs?: Record<string, string>;
 }
 
 interface Proc {
   child: ChildProcess;
   port: number;
+  /** The admin port a service process reported, if it has admin services. */
+  adminPort?: number;
 }
 
 function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
@@ -62,7 +73,8 @@ function startProcess(script: string, env: Record<string, string>, label: string
       const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
       if (line) {
         clearTimeout(timer);
-        resolve({ child, port: JSON.parse(line).port as number });
+        const ready = JSON.parse(line) as { port: number; admin_port?: number };
+        resolve({ child, port: ready.port, adminPort: ready.admin_port });
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -110,10 +122,11 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
   let baseUrls: string[] = [];
   let cliEnv: Record<string, string> = {};
   let launch: () => Promise<void>;
+  const services = new Map<string, Proc>();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
 
   if (mode === 'embedded') {
-    cliEnv = { DATA_DIR: dataDir, IDENTITY_ADDR: '' };
+    cliEnv = { DATA_DIR: dataDir, IDENTITY_ADMIN_ADDR: '' };
     launch = async () => {
       // Embedded means embedded engines, even when this test run has real-engine URLs exported.
       const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system', withoutEngines());
@@ -135,24 +148,37 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       ...(options.env?.KAFKA_BROKERS ? {} : { KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.` }),
       ...extraEnv,
     };
+    const tlsEnv = (identity: string): Record<string, string> => (options.tlsDirs ? { GRPC_TLS_DIR: options.tlsDirs[identity] } : {});
     launch = async () => {
       const addresses: Record<string, string> = {};
+      const adminEnv: Record<string, string> = {};
       procs = [];
+      services.clear();
       for (const module of serviceModules) {
         const peers = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
-        const proc = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...peers, SERVICE: module.name, GRPC_PORT: '0' }, module.name);
+        const proc = await startProcess(
+          dist('deploy/distributed/main.js'),
+          { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0' },
+          module.name,
+        );
         procs.push(proc);
+        services.set(module.name, proc);
         addresses[module.name] = `127.0.0.1:${proc.port}`;
+        if (proc.adminPort) adminEnv[`${module.name.toUpperCase()}_ADMIN_ADDR`] = `127.0.0.1:${proc.adminPort}`;
       }
       const addrEnv = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
       gateways = [];
       for (let i = 0; i < (options.gateways ?? 1); i++) {
-        const gateway = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...addrEnv, SERVICE: 'gateway', PORT: '0' }, `gateway ${i}`);
+        const gateway = await startProcess(
+          dist('deploy/distributed/main.js'),
+          { ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0' },
+          `gateway ${i}`,
+        );
         procs.push(gateway);
         gateways.push(gateway);
       }
       baseUrls = gateways.map((g) => `http://127.0.0.1:${g.port}`);
-      cliEnv = addrEnv;
+      cliEnv = { ...addrEnv, ...adminEnv, ...tlsEnv('admin') };
     };
   }
   await launch();
@@ -185,6 +211,24 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     killGateway: async (index = 0) => {
       const proc = gateways[index];
       if (!proc || exited(proc)) return;
+      await new Promise<void>((resolve) => {
+        proc.child.once('exit', () => resolve());
+        proc.child.kill('SIGKILL');
+      });
+    },
+    grpcAddresses: () => {
+      if (mode === 'embedded') {
+        const runtime = JSON.parse(readFileSync(path.join(dataDir, 'runtime.json'), 'utf8'));
+        return { services: runtime.services, admin: runtime.admin };
+      }
+      const byName = (port: (proc: Proc) => number | undefined) =>
+        Object.fromEntries([...services].filter(([, proc]) => port(proc)).map(([name, proc]) => [name, `127.0.0.1:${port(proc)}`]));
+      return { services: byName((proc) => proc.port), admin: byName((proc) => proc.adminPort) };
+    },
+    killService: async (name) => {
+      const proc = services.get(name);
+      if (!proc) throw new Error(`no ${name} process (killService is for the distributed mode)`);
+      if (exited(proc)) return;
       await new Promise<void>((resolve) => {
         proc.child.once('exit', () => resolve());
         proc.child.kill('SIGKILL');

@@ -183,6 +183,10 @@ export class RedisEdgeState implements EdgeState {
     return (await this.redis.edgeRelease(`idem:${scope}`, ownerPrefix(owner))) === 1;
   }
 
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   async close(): Promise<void> {
     try {
       await this.redis.quit();

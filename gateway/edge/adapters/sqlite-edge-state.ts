@@ -237,6 +237,10 @@ export class SqliteEdgeState implements EdgeState {
     }
   }
 
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     if (this.closed) return;

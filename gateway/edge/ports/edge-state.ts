@@ -109,5 +109,8 @@ export interface EdgeState {
   /** Deletes the owner's live in-progress marker (the attempt stores nothing); false when there is none. */
   release(scope: string, owner: string): Promise<boolean>;
 
+  /** Resolves when the state answers (a round trip to Redis; a read of the SQLite file); the gateway's /readyz. */
+  ping(): Promise<void>;
+
   close(): Promise<void>;
 }

@@ -1,11 +1,15 @@
 // One gRPC server bootstrap for every service: binds the services, the standard health protocol
 // (loaded with proto-loader from the vendored grpc/health/v1/health.proto), and graceful shutdown:
-// NOT_SERVING → drain → tryShutdown (forced after a timeout).
+// NOT_SERVING → drain → tryShutdown (forced after a timeout). Under mTLS (grpc/mesh.ts) every binding
+// admits only its callers; the health service answers any authenticated peer, and optionally also on
+// a plaintext health-only port for the kubelet's gRPC probes, which cannot present a certificate.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import path from 'node:path';
+import { ConfigError } from '../config';
 import { Logger } from '../logger';
 import { repoRoot } from '../paths';
+import { authorised, MeshTls, meshTlsFromEnv, serverChannelOptions, serverCredentials } from './mesh';
 import { ServiceBinding } from './typed';
 
 const SERVING = 'SERVING';
@@ -30,23 +34,36 @@ function healthDefinition(): grpc.ServiceDefinition {
 export interface RunningServer {
   port: number;
   address: string;
+  /** The plaintext health-only port, when one was asked for. */
+  healthPort?: number;
   shutdown(drainMs?: number): Promise<void>;
 }
+
+const serverOptions: grpc.ServerOptions = { ...serverChannelOptions, 'grpc.max_receive_message_length': 32 * 1024 * 1024, 'grpc.enable_channelz': 0 };
+
+const bind = (server: grpc.Server, address: string, credentials: grpc.ServerCredentials) =>
+  new Promise<number>((resolve, reject) => server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound))));
 
 export async function startGrpcServer(options: {
   bindings: ServiceBinding[];
   host?: string;
   port?: number;
   log: Logger;
+  /** Mesh certificates; default GRPC_TLS_DIR's (null: plaintext). */
+  tls?: MeshTls | null;
+  /** Also serve the health service alone, in plaintext, on this port (0: any free port). */
+  healthPort?: number;
 }): Promise<RunningServer> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024, 'grpc.enable_channelz': 0 });
+  const tls = options.tls === undefined ? meshTlsFromEnv() : options.tls;
+  const server = new grpc.Server(serverOptions);
   const statuses = new Map<string, string>([['', SERVING]]);
   const watchers = new Set<{ service: string; call: grpc.ServerWritableStream<{ service: string }, unknown> }>();
   for (const binding of options.bindings) {
-    server.addService(binding.definition, binding.implementation);
+    if (tls && !binding.callers?.length) throw new ConfigError(`${binding.name} names no callers: under mTLS nobody could call it`);
+    server.addService(binding.definition, tls ? authorised(binding.name, binding.implementation, binding.callers!) : binding.implementation);
     statuses.set(binding.name, SERVING);
   }
-  server.addService(healthDefinition(), {
+  const health: grpc.UntypedServiceImplementation = {
     check: (call: grpc.ServerUnaryCall<{ service: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       const status = statuses.get(call.request.service);
       if (!status) return callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' }, null);
@@ -58,18 +75,23 @@ export async function startGrpcServer(options: {
       call.write({ status: statuses.get(entry.service) ?? 'SERVICE_UNKNOWN' });
       call.on('cancelled', () => watchers.delete(entry));
     },
-  });
+  };
+  server.addService(healthDefinition(), health);
 
   const host = options.host ?? '127.0.0.1';
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${options.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    ),
-  );
-  options.log.info({ port, services: options.bindings.map((b) => b.name) }, 'grpc server listening');
+  const port = await bind(server, `${host}:${options.port ?? 0}`, serverCredentials(tls));
+  let healthServer: grpc.Server | undefined;
+  let healthPort: number | undefined;
+  if (options.healthPort !== undefined) {
+    healthServer = new grpc.Server(serverOptions);
+    healthServer.addService(healthDefinition(), health);
+    healthPort = await bind(healthServer, `${host}:${options.healthPort}`, grpc.ServerCredentials.createInsecure());
+  }
+  options.log.info({ port, health_port: healthPort, mtls: tls !== null, services: options.bindings.map((b) => b.name) }, 'grpc server listening');
 
   return {
     port,
+    healthPort,
     address: `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     shutdown: async (drainMs = 0) => {
       for (const name of statuses.keys()) statuses.set(name, NOT_SERVING);
@@ -87,6 +109,42 @@ export async function startGrpcServer(options: {
           resolve();
         });
       });
+      healthServer?.forceShutdown();
+    },
+  };
+}
+
+export interface ServiceServers {
+  service: RunningServer;
+  /** The admin port's server, when the module has admin bindings. */
+  admin?: RunningServer;
+  shutdown(drainMs?: number): Promise<void>;
+}
+
+/**
+ * A module's servers: its bindings on the service port, its admin bindings (`admin: true`) on the
+ * admin port only — the service port answers UNIMPLEMENTED for them.
+ */
+export async function startServiceServers(options: {
+  bindings: ServiceBinding[];
+  host?: string;
+  port?: number;
+  adminHost?: string;
+  adminPort?: number;
+  healthPort?: number;
+  log: Logger;
+  tls?: MeshTls | null;
+}): Promise<ServiceServers> {
+  const adminBindings = options.bindings.filter((b) => b.admin);
+  const service = await startGrpcServer({ ...options, bindings: options.bindings.filter((b) => !b.admin) });
+  const admin = adminBindings.length
+    ? await startGrpcServer({ bindings: adminBindings, host: options.adminHost ?? options.host, port: options.adminPort ?? 0, log: options.log, tls: options.tls })
+    : undefined;
+  return {
+    service,
+    admin,
+    shutdown: async (drainMs) => {
+      await Promise.all([service.shutdown(drainMs), admin?.shutdown(drainMs)]);
     },
   };
 }

@@ -6,6 +6,8 @@ import { IdempotencyToken } from '../idempotency';
 import { Logger } from '../logger';
 import { fromServiceError, toServiceError } from './errors';
 import { readIdempotency, writeIdempotency } from './idempotency';
+import { clientChannel, MeshTls, meshTlsFromEnv } from './mesh';
+import { isRetryable, withRetries } from './retry';
 
 export const REQUEST_ID = 'x-request-id';
 
@@ -39,6 +41,15 @@ export interface ServiceBinding {
   implementation: grpc.UntypedServiceImplementation;
   /** Fully-qualified name reported by gRPC health checking. */
   name: string;
+  /** Certificate identities allowed to call it under mTLS (services/shared/grpc/mesh.ts); none: nobody. */
+  callers?: readonly string[];
+  /** Served only on the admin port (ADMIN_GRPC_PORT), never on the service port. */
+  admin?: boolean;
+}
+
+/** A binding restricted to `callers`; `admin` moves it to the admin port. */
+export function restrict(binding: ServiceBinding, access: { callers: readonly string[]; admin?: boolean }): ServiceBinding {
+  return { ...binding, ...access };
 }
 
 /** Adapts async handlers to grpc-js; every error leaves through toServiceError. */
@@ -76,29 +87,36 @@ export function implement<S extends grpc.ServiceDefinition>(
   return { definition, implementation, name };
 }
 
-const channelOptions: grpc.ChannelOptions = {
-  'grpc.keepalive_time_ms': 30_000,
-  // Channelz (runtime introspection) is unused here and counts every call.
-  'grpc.enable_channelz': 0,
-  'grpc.max_receive_message_length': 32 * 1024 * 1024,
-};
-
-/** A promise-based client for one service at `address` (host:port). */
-export function connect<S extends grpc.ServiceDefinition>(definition: S, serviceName: string, address: string): AsyncClient<S> & { close(): void } {
+/**
+ * A promise-based client for one service at `address`: host:port, or any grpc-js target
+ * (`dns:///host:port`, `ipv4:a:p1,b:p2`) balanced round-robin over its addresses. Under mTLS
+ * (GRPC_TLS_DIR) it presents the process's certificate and accepts only the named service's.
+ * Reads and keyed calls are retried on a transport failure (grpc/retry.ts).
+ */
+export function connect<S extends grpc.ServiceDefinition>(
+  definition: S,
+  serviceName: string,
+  address: string,
+  tls: MeshTls | null = meshTlsFromEnv(),
+): AsyncClient<S> & { close(): void } {
   const Ctor = grpc.makeGenericClientConstructor(definition, serviceName);
-  const client = new Ctor(address, grpc.credentials.createInsecure(), channelOptions) as unknown as Record<string, Function> & grpc.Client;
+  const channel = clientChannel(tls, serviceName);
+  const client = new Ctor(address, channel.credentials, channel.options) as unknown as Record<string, Function> & grpc.Client;
   const typed: Record<string, unknown> = { close: () => client.close() };
   for (const method of Object.keys(definition)) {
-    typed[method] = (request: unknown, call: CallOptions = {}) =>
-      new Promise((resolve, reject) => {
-        const metadata = new grpc.Metadata();
-        if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
-        writeIdempotency(metadata, call.idempotency);
-        const deadline = Date.now() + (call.timeoutMs ?? 10_000);
-        client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) =>
-          err ? reject(fromServiceError(err)) : resolve(res),
-        );
+    typed[method] = (request: unknown, call: CallOptions = {}) => {
+      const metadata = new grpc.Metadata();
+      if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
+      writeIdempotency(metadata, call.idempotency);
+      const deadline = Date.now() + (call.timeoutMs ?? 10_000);
+      const attempt = () =>
+        new Promise((resolve, reject) => {
+          client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(err) : resolve(res)));
+        });
+      return withRetries(isRetryable(method, call.idempotency !== undefined), deadline, attempt).catch((err: grpc.ServiceError) => {
+        throw fromServiceError(err);
       });
+    };
   }
   return typed as AsyncClient<S> & { close(): void };
 }
