@@ -35,6 +35,10 @@ export interface System {
   grpcAddresses(): { services: Record<string, string>; admin: Record<string, string> };
   /** Distributed mode: SIGKILLs the process of service `name` (identity, contacts, …). */
   killService(name: string): Promise<void>;
+  /** Distributed mode: sends `signal` (e.g. SIGSTOP, SIGCONT) to the process of service `name`. */
+  signalService(name: string, signal: NodeJS.Signals): void;
+  /** SIGTERMs gateway `index` (embedded: the whole process); resolves with its exit code once it exited. */
+  terminateGateway(index?: number): Promise<number | null>;
 }
 
 export interface StartOptions {
@@ -224,6 +228,19 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       const byName = (port: (proc: Proc) => number | undefined) =>
         Object.fromEntries([...services].filter(([, proc]) => port(proc)).map(([name, proc]) => [name, `127.0.0.1:${port(proc)}`]));
       return { services: byName((proc) => proc.port), admin: byName((proc) => proc.adminPort) };
+    },
+    signalService: (name, signal) => {
+      const proc = services.get(name);
+      if (!proc) throw new Error(`no ${name} process (signalService is for the distributed mode)`);
+      proc.child.kill(signal);
+    },
+    terminateGateway: (index = 0) => {
+      const proc = gateways[index];
+      if (!proc || exited(proc)) return Promise.resolve(proc?.child.exitCode ?? null);
+      return new Promise((resolve) => {
+        proc.child.once('exit', (code) => resolve(code));
+        proc.child.kill('SIGTERM');
+      });
     },
     killService: async (name) => {
       const proc = services.get(name);
