@@ -238,6 +238,8 @@ export class SqliteEdgeState implements EdgeState {
   }
 
   async ping(): Promise<void> {
+    // Handles share one connection: a closed handle answers no more, even while others keep it open.
+    if (this.closed) throw new Error('the edge state is closed');
     this.db.prepare('SELECT 1').get();
   }
 
