@@ -11,6 +11,7 @@ import { BankingServiceService, ContactsServiceService } from '../../gen/invoici
 import { DocumentsAdminServiceService } from '../../gen/invoicing/documents/v1/documents';
 import { connect } from '../../services/shared/grpc/typed';
 import { RemoteCallError } from '../../services/shared/grpc/errors';
+import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { connectAdmin } from '../../gateway/clients';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
 
@@ -24,6 +25,8 @@ function addresses(): Addresses {
   if (process.env.IDENTITY_ADMIN_ADDR) {
     return { identityAdmin: process.env.IDENTITY_ADMIN_ADDR, documentsAdmin: process.env.DOCUMENTS_ADMIN_ADDR ?? '', contacts: process.env.CONTACTS_ADDR ?? '' };
   }
+  // The embedded system listens on loopback without TLS, whatever GRPC_TLS_DIR this shell has.
+  usePlaintextMesh();
   const dataDir = path.resolve(process.env.DATA_DIR || '.data');
   const runtime = path.join(dataDir, 'runtime.json');
   if (!existsSync(runtime)) {
