@@ -1,6 +1,7 @@
 // Starts a gateway process from the environment (distributed mode) with graceful shutdown.
 import { randomUUID } from 'node:crypto';
 import { KafkaEventBus } from '../services/shared/bus/kafka';
+import { observeBus } from '../services/shared/bus/observed';
 import { EventBus } from '../services/shared/bus/port';
 import { ConfigError, readEngineUrls, readEnv } from '../services/shared/config';
 import { createLogger } from '../services/shared/logger';
@@ -24,7 +25,7 @@ export async function bindGatewayEdge(): Promise<GatewayEdge> {
   if (!engines.redisUrl) throw new ConfigError('REDIS_URL is required for a gateway process (replicas share rate limits and idempotency keys)');
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, config: edgeConfig });
-  const bus = new KafkaEventBus(engines.kafkaBrokers, 'gateway', 3, engines.kafkaTopicPrefix);
+  const bus = observeBus(new KafkaEventBus(engines.kafkaBrokers, 'gateway', 3, engines.kafkaTopicPrefix));
   return {
     bus,
     edgeState,

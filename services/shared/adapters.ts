@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { BlobStore } from './blobs/port';
+import { observeBus } from './bus/observed';
 import { EventBus } from './bus/port';
 import { EngineUrls } from './config';
 import { DocumentStore } from './store/port';
@@ -41,6 +42,7 @@ export async function bindAdapters(options: {
     const { MemoryEventBus } = await import('./bus/memory');
     bus = new MemoryEventBus();
   }
+  bus = observeBus(bus);
   let blobs: BlobStore;
   if (engines.minio) {
     const [{ Client: MinioClient }, { MinioBlobStore }] = await Promise.all([import('minio'), import('./blobs/minio')]);

@@ -6,6 +6,8 @@ import { IdempotencyToken } from '../idempotency';
 import { Logger } from '../logger';
 import { fromServiceError, toServiceError } from './errors';
 import { readIdempotency, writeIdempotency } from './idempotency';
+import { observeClientCall, observeServerCall } from './observe';
+import { runIn } from '../observability/tracing';
 
 export const REQUEST_ID = 'x-request-id';
 
@@ -63,11 +65,16 @@ export function implement<S extends grpc.ServiceDefinition>(
           return child;
         },
       };
-      handler(call.request, ctx).then(
-        (response) => callback(null, response),
+      const observed = observeServerCall(name, method, call.metadata);
+      runIn(observed.context, () => handler(call.request, ctx)).then(
+        (response) => {
+          observed.done(grpc.status.OK);
+          callback(null, response);
+        },
         (err: unknown) => {
           const { error, expected } = toServiceError(err);
           if (!expected) ctx.log.error({ err }, 'unexpected error');
+          observed.done(error.code ?? grpc.status.UNKNOWN);
           callback(error as grpc.ServiceError, null);
         },
       );
@@ -94,10 +101,13 @@ export function connect<S extends grpc.ServiceDefinition>(definition: S, service
         const metadata = new grpc.Metadata();
         if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
         writeIdempotency(metadata, call.idempotency);
+        const observed = observeClientCall(serviceName, method, metadata);
         const deadline = Date.now() + (call.timeoutMs ?? 10_000);
-        client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) =>
-          err ? reject(fromServiceError(err)) : resolve(res),
-        );
+        client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) => {
+          observed.done(err ? err.code : grpc.status.OK);
+          if (err) reject(fromServiceError(err));
+          else resolve(res);
+        });
       });
   }
   return typed as AsyncClient<S> & { close(): void };
