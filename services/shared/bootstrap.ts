@@ -5,6 +5,7 @@ import { ConfigError, readEngineUrls, readEnv } from './config';
 import { startGrpcServer } from './grpc/server';
 import { createLogger } from './logger';
 import { ServiceModule } from './module';
+import { startObservability } from './observability/process';
 import { loadSecrets } from './secrets';
 
 export async function runService(module: ServiceModule): Promise<void> {
@@ -14,7 +15,8 @@ export async function runService(module: ServiceModule): Promise<void> {
     const engines = readEngineUrls();
     if (!engines.mongoUrl || !engines.kafkaBrokers) throw new ConfigError('MONGO_URL and KAFKA_BROKERS are required for a service process');
     const secrets = loadSecrets(undefined);
-    const adapters = await bindAdapters({ engines, clientId: module.name, urlSecret: secrets.urlSecret });
+    const observability = await startObservability(module.name, log);
+    const adapters = await bindAdapters({ engines, clientId: module.name, urlSecret: secrets.urlSecret, log });
     const service = await module.create({
       adapters,
       secrets,
@@ -28,7 +30,7 @@ export async function runService(module: ServiceModule): Promise<void> {
       log,
     });
     // One machine-readable line for launchers that wait for readiness.
-    process.stdout.write(JSON.stringify({ ready: module.name, port: server.port }) + '\n');
+    process.stdout.write(JSON.stringify({ ready: module.name, port: server.port, metrics_port: observability.metricsPort ?? null }) + '\n');
     const drainMs = int('SHUTDOWN_DRAIN_MS', 0);
     let stopping = false;
     const stop = async (signal: string) => {
@@ -38,6 +40,7 @@ export async function runService(module: ServiceModule): Promise<void> {
       await server.shutdown(drainMs);
       await service.stop?.();
       await adapters.close();
+      await observability.stop();
       process.exit(0);
     };
     process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -3,6 +3,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { serviceModules } from '../../deploy/modules';
@@ -31,6 +32,8 @@ export interface System {
   restart(): Promise<void>;
   /** SIGKILLs gateway `index` (embedded: the whole process), as a crash would; restart() brings it back. */
   killGateway(index?: number): Promise<void>;
+  /** With `metrics: true`: the /metrics URL of each process, by label (embedded, identity, …, gateway 0). */
+  metricsUrls: Record<string, string>;
 }
 
 export interface StartOptions {
@@ -38,6 +41,20 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Distributed mode: gateway processes sharing the services and Redis (default 1). */
   gateways?: number;
+  /** Serve /metrics from every process, each on a free port of its own (otherwise METRICS_PORT=0: off). */
+  metrics?: boolean;
+}
+
+/** A port free right now (the OS's choice), for a listener whose port must be given in advance. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 interface Proc {
@@ -48,7 +65,8 @@ interface Proc {
 function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
-      env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+      // Metrics off unless asked for: many systems share this machine, and 9464 only once.
+      env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -109,6 +127,13 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
   let gateways: Proc[] = [];
   let baseUrls: string[] = [];
   let cliEnv: Record<string, string> = {};
+  const metricsUrls: Record<string, string> = {};
+  /** METRICS_PORT of the process `label` (a port kept across restarts), when metrics are asked for. */
+  const metricsEnv = async (label: string): Promise<Record<string, string>> => {
+    if (!options.metrics) return {};
+    metricsUrls[label] ??= `http://127.0.0.1:${await freePort()}/metrics`;
+    return { METRICS_PORT: new URL(metricsUrls[label]).port };
+  };
   let launch: () => Promise<void>;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
 
@@ -116,7 +141,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     cliEnv = { DATA_DIR: dataDir, IDENTITY_ADDR: '' };
     launch = async () => {
       // Embedded means embedded engines, even when this test run has real-engine URLs exported.
-      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system', withoutEngines());
+      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...(await metricsEnv('embedded')), ...extraEnv }, 'embedded system', withoutEngines());
       procs = [proc];
       gateways = [proc];
       baseUrls = [`http://127.0.0.1:${proc.port}`];
@@ -140,14 +165,14 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       procs = [];
       for (const module of serviceModules) {
         const peers = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
-        const proc = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...peers, SERVICE: module.name, GRPC_PORT: '0' }, module.name);
+        const proc = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...peers, SERVICE: module.name, GRPC_PORT: '0', ...(await metricsEnv(module.name)) }, module.name);
         procs.push(proc);
         addresses[module.name] = `127.0.0.1:${proc.port}`;
       }
       const addrEnv = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
       gateways = [];
       for (let i = 0; i < (options.gateways ?? 1); i++) {
-        const gateway = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...addrEnv, SERVICE: 'gateway', PORT: '0' }, `gateway ${i}`);
+        const gateway = await startProcess(dist('deploy/distributed/main.js'), { ...shared, ...addrEnv, SERVICE: 'gateway', PORT: '0', ...(await metricsEnv(`gateway ${i}`)) }, `gateway ${i}`);
         procs.push(gateway);
         gateways.push(gateway);
       }
@@ -169,6 +194,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     get cliEnv() {
       return cliEnv;
     },
+    metricsUrls,
     cliRaw: (...args) => runCli(cliEnv, args),
     cli: async (...args) => {
       const result = await runCli(cliEnv, args);
