@@ -34,6 +34,8 @@ export interface System {
   killGateway(index?: number): Promise<void>;
   /** With `metrics: true`: the /metrics URL of each process, by label (embedded, identity, …, gateway 0). */
   metricsUrls: Record<string, string>;
+  /** Everything the running processes wrote to stdout so far (their JSON log lines). */
+  output(): string;
 }
 
 export interface StartOptions {
@@ -60,6 +62,7 @@ function freePort(): Promise<number> {
 interface Proc {
   child: ChildProcess;
   port: number;
+  output(): string;
 }
 
 function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
@@ -80,7 +83,7 @@ function startProcess(script: string, env: Record<string, string>, label: string
       const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
       if (line) {
         clearTimeout(timer);
-        resolve({ child, port: JSON.parse(line).port as number });
+        resolve({ child, port: JSON.parse(line).port as number, output: () => out });
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -195,6 +198,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       return cliEnv;
     },
     metricsUrls,
+    output: () => procs.map((p) => p.output()).join(''),
     cliRaw: (...args) => runCli(cliEnv, args),
     cli: async (...args) => {
       const result = await runCli(cliEnv, args);
