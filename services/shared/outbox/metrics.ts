@@ -1,10 +1,16 @@
 // The outbox relay's metrics: how many records still hold unpublished events (read from the store at
 // scrape time, so it is the truth whichever replica published), events published, and dead letters set aside.
 import { counter, gauge, PREFIX } from '../observability/metrics';
-import type { AnyOutboxSource } from './relay';
+import type { Where } from '../store/port';
+
+/** What the depth gauge needs of an outbox source (relay.ts's OutboxSource). */
+interface WatchedSource {
+  name: string;
+  collection: { count(where: Where): Promise<number> };
+}
 
 /** Sources of the relays running in this process (an embedded process runs several). */
-const sources = new Set<AnyOutboxSource>();
+const sources = new Set<WatchedSource>();
 
 const pending = () =>
   gauge(`${PREFIX}outbox_pending_records`, 'Records whose outbox holds events not yet published, by source.', ['source'], async function () {
@@ -21,7 +27,7 @@ const published = () => counter(`${PREFIX}outbox_published_total`, 'Events the o
 const deadLetters = () =>
   counter(`${PREFIX}outbox_dead_letters_total`, 'Events set aside as dead letters (can never be published), by source and reason.', ['source', 'reason']);
 
-export function watchOutboxes(watched: AnyOutboxSource[]): () => void {
+export function watchOutboxes(watched: WatchedSource[]): () => void {
   pending();
   for (const source of watched) {
     sources.add(source);
