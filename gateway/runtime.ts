@@ -1,9 +1,11 @@
 // Starts a gateway process from the environment (distributed mode) with graceful shutdown.
 import { randomUUID } from 'node:crypto';
 import { KafkaEventBus } from '../services/shared/bus/kafka';
+import { observeBus } from '../services/shared/bus/observed';
 import { EventBus } from '../services/shared/bus/port';
 import { ConfigError, readEngineUrls, readEnv } from '../services/shared/config';
-import { createLogger } from '../services/shared/logger';
+import { createLogger, Logger } from '../services/shared/logger';
+import { startObservability } from '../services/shared/observability/process';
 import { connectClients } from './clients';
 import { bindEdgeState } from './edge/bind';
 import { EdgeConfig, readEdgeConfig } from './edge/config';
@@ -19,13 +21,13 @@ export interface GatewayEdge {
   close(): Promise<void>;
 }
 
-export async function bindGatewayEdge(): Promise<GatewayEdge> {
+export async function bindGatewayEdge(log?: Logger): Promise<GatewayEdge> {
   const engines = readEngineUrls();
   if (!engines.kafkaBrokers?.length) throw new ConfigError('KAFKA_BROKERS is required for a gateway process');
   if (!engines.redisUrl) throw new ConfigError('REDIS_URL is required for a gateway process (replicas share rate limits and idempotency keys)');
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, config: edgeConfig });
-  const bus = new KafkaEventBus(engines.kafkaBrokers, 'gateway', 3, engines.kafkaTopicPrefix);
+  const bus = observeBus(new KafkaEventBus(engines.kafkaBrokers, 'gateway', 3, engines.kafkaTopicPrefix, log));
   return {
     bus,
     edgeState,
@@ -37,12 +39,13 @@ export async function bindGatewayEdge(): Promise<GatewayEdge> {
   };
 }
 
-export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void> {
+export async function runGateway(bind: (log: Logger) => Promise<GatewayEdge>): Promise<void> {
   const log = createLogger('gateway');
   try {
     const { str, int, optional } = readEnv();
     const addresses = { identity: str('IDENTITY_ADDR'), contacts: str('CONTACTS_ADDR'), documents: str('DOCUMENTS_ADDR'), rendering: str('RENDERING_ADDR') };
-    const edge = await bind();
+    const observability = await startObservability('gateway', log);
+    const edge = await bind(log);
     const clients = connectClients(addresses);
     const gateway = await createGateway({
       clients,
@@ -55,7 +58,9 @@ export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void
     });
     const server = await gateway.listen(int('PORT', 8080), optional('HOST') ?? '127.0.0.1');
     const address = server.address();
-    process.stdout.write(JSON.stringify({ ready: 'gateway', port: typeof address === 'object' && address ? address.port : 0 }) + '\n');
+    process.stdout.write(
+      JSON.stringify({ ready: 'gateway', port: typeof address === 'object' && address ? address.port : 0, metrics_port: observability.metricsPort ?? null }) + '\n',
+    );
     const drain = readDrainOptions();
     let stopping = false;
     const stop = async (signal: string) => {
@@ -65,6 +70,7 @@ export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void
       await gateway.drain(drain);
       clients.close();
       await edge.close();
+      await observability.stop();
       process.exit(0);
     };
     process.on('SIGTERM', () => void stop('SIGTERM'));

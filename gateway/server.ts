@@ -17,6 +17,7 @@ import { serveSignedBlobs } from './http/blobs';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
+import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
 import { hasBody, readBody, rawBodyOf } from './edge/body';
@@ -97,6 +98,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     res.setHeader('X-Request-Id', requestId);
     next();
   });
+  // Metrics, access log and the server span of every request (gateway/http/observe.ts).
+  const templates = new RouteTemplates(
+    [...allRoutes, ...(testHooks?.routes ?? [])].map((route) => ({ method: route.method, template: `/api/v1${route.path}` })),
+  );
+  app.use(observeRequests(log, templates));
 
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi.doc);
@@ -197,14 +203,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const mutation = route.method !== 'get';
     // Every POST honours Idempotency-Key (spec §4); GET, PATCH and DELETE ignore the header.
     const idempotent = route.method === 'post';
+    const template = `/api/v1${route.path}`;
     return async (req: Request, res: Response, next: NextFunction) => {
+      const observed = observedOf(res);
+      observed.route = template;
       try {
         const requestId = res.locals.requestId as string;
         // Cached principals and workspace access are used without awaiting: most requests never wait.
         const authorization = req.headers.authorization;
         const principal =
           route.authenticated === false ? undefined : (principals.cached(authorization) ?? (await principals.resolve(authorization, requestId)));
-        if (principal) requireScopes(principal.scopes, scopes);
+        if (principal) {
+          observed.credentialId = principal.credential_id;
+          if (principal.account_id) observed.accountId = principal.account_id;
+          requireScopes(principal.scopes, scopes);
+        }
         const idempotencyKey = idempotent ? idempotencyKeyOf(req) : undefined;
         const ctx: RequestContext = {
           requestId,
@@ -223,6 +236,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           const resolved = pending instanceof Promise ? await pending : pending;
           ctx.tenant = resolved.tenant;
           ctx.access = resolved.access;
+          observed.accountId = resolved.tenant.account_id;
         }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.

@@ -8,6 +8,7 @@ import { readEngineUrls, readEnv } from '../../services/shared/config';
 import { ServiceServers, startServiceServers } from '../../services/shared/grpc/server';
 import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { createLogger } from '../../services/shared/logger';
+import { startObservability } from '../../services/shared/observability/process';
 import { loadSecrets } from '../../services/shared/secrets';
 import { connectAdmin, connectClients } from '../../gateway/clients';
 import { bindEdgeState } from '../../gateway/edge/bind';
@@ -25,7 +26,9 @@ async function main(): Promise<void> {
   const port = int('PORT', 8080);
   const engines = readEngineUrls();
   const secrets = loadSecrets(dataDir);
-  const adapters = await bindAdapters({ dataDir, engines, clientId: 'embedded', urlSecret: secrets.urlSecret });
+  // One registry and one /metrics (METRICS_PORT) for every service and the gateway of this process.
+  const observability = await startObservability('embedded', log);
+  const adapters = await bindAdapters({ dataDir, engines, clientId: 'embedded', urlSecret: secrets.urlSecret, log });
   // Rate limits and idempotency records: DATA_DIR/edge.db, or Redis when REDIS_URL is set.
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, dataDir, config: edgeConfig });
@@ -69,7 +72,7 @@ async function main(): Promise<void> {
         `Try:\n  curl -H 'Authorization: Bearer ${demo.token}' http://127.0.0.1:${boundPort}/api/v1/user/accounts\n\n`,
     );
   }
-  process.stdout.write(JSON.stringify({ ready: 'embedded', port: boundPort, data_dir: dataDir }) + '\n');
+  process.stdout.write(JSON.stringify({ ready: 'embedded', port: boundPort, data_dir: dataDir, metrics_port: observability.metricsPort ?? null }) + '\n');
 
   const drain = readDrainOptions();
   let stopping = false;
@@ -82,6 +85,7 @@ async function main(): Promise<void> {
     for (const s of stops) await s();
     await adapters.close();
     await edgeState.close();
+    await observability.stop();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

@@ -17,6 +17,7 @@ import type { Request } from 'express';
 import { Logger } from '../../services/shared/logger';
 import { HttpError } from '../http/errors';
 import { EdgeConfig } from './config';
+import { countIdempotency } from './metrics';
 import { EdgeState, IdempotencyClaim, StoredResponse } from './ports/edge-state';
 
 export const IDEMPOTENCY_KEY_MAX = 255;
@@ -93,16 +94,20 @@ export class IdempotencyGuard {
     const claim: IdempotencyClaim = { fingerprint: request.fingerprint, owner: randomUUID(), requestId: request.requestId };
     const { leaseMs, ttlMs } = this.config;
     const existing = await this.state.begin(scope, claim, leaseMs).catch((err: unknown) => {
+      countIdempotency('unavailable');
       throw this.unavailable(err);
     });
     if (existing.outcome !== 'started') {
       if (existing.fingerprint !== claim.fingerprint) {
+        countIdempotency('mismatch');
         throw new HttpError(409, 'idempotency_key_conflict', 'this Idempotency-Key was already used with a different request (method, path or body)');
       }
       if (existing.outcome === 'running') {
+        countIdempotency('in_progress');
         throw new HttpError(409, 'idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry later');
       }
       const { response } = existing;
+      countIdempotency('replayed');
       return {
         status: response.status,
         headers: { ...response.headers, 'idempotent-replayed': 'true', 'x-original-request-id': existing.requestId },
@@ -128,6 +133,7 @@ export class IdempotencyGuard {
       throw err;
     }
     clearInterval(renewal);
+    countIdempotency(answer.status >= 500 || answer.retryable ? 'not_kept' : 'created');
     try {
       if (answer.status >= 500 || answer.retryable) {
         await this.state.release(scope, claim.owner);

@@ -19,6 +19,8 @@ import { PrincipalCache } from '../auth/principals';
 import { HttpError } from '../http/errors';
 import { clientAddress } from './client-address';
 import { EdgeConfig } from './config';
+import { observedOf } from '../http/observe';
+import { countRateLimit } from './metrics';
 import { EdgeState, WindowCount } from './ports/edge-state';
 
 /** GET …/invoices/<id>/pdf (and the same route of credit notes, proformas and quotes) has its own
@@ -83,9 +85,12 @@ export function rateLimiter(state: EdgeState, config: Limits, log: Logger, princ
       window = await state.hit(bucket.key, config.windowMs);
     } catch (err) {
       unavailable(err);
+      countRateLimit(bucket.key, 'failed_open');
       return true;
     }
-    return applyWindow(res, bucket, window);
+    const allowed = applyWindow(res, bucket, window);
+    countRateLimit(bucket.key, allowed ? 'allowed' : 'limited');
+    return allowed;
   };
 
   /** A credential this gateway has not verified yet: the address pays for the lookup unless it is valid. */
@@ -101,6 +106,7 @@ export function rateLimiter(state: EdgeState, config: Limits, log: Logger, princ
       throw err;
     }
     await state.refund(address.key).catch(unavailable);
+    observedOf(res).credentialId = principal.credential_id;
     const bucket = credentialBucket(req, principal, config);
     if (!(await charge(res, bucket))) throw refused(res, bucket);
   };
@@ -110,6 +116,7 @@ export function rateLimiter(state: EdgeState, config: Limits, log: Logger, princ
     const principal = signIn ? undefined : principals.cached(req.headers.authorization);
     if (principal) {
       // The common case: a credential verified within the cache TTL, one round trip.
+      observedOf(res).credentialId = principal.credential_id;
       const bucket = credentialBucket(req, principal, config);
       charge(res, bucket).then((ok) => next(ok ? undefined : refused(res, bucket)), next);
       return;

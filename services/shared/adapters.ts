@@ -4,8 +4,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { BlobStore } from './blobs/port';
+import { observeBus } from './bus/observed';
 import { EventBus } from './bus/port';
 import { EngineUrls } from './config';
+import { Logger } from './logger';
 import { DocumentStore } from './store/port';
 
 export interface Adapters {
@@ -21,12 +23,14 @@ export async function bindAdapters(options: {
   clientId: string;
   /** Signs embedded blob URLs. */
   urlSecret: string;
+  /** Where the engines' own failures (index creation, the Kafka client) are logged; default a logger named clientId. */
+  log?: Logger;
 }): Promise<Adapters> {
   const { engines } = options;
   let store: DocumentStore;
   if (engines.mongoUrl) {
     const { MongoDocumentStore } = await import('./store/mongo');
-    store = await MongoDocumentStore.connect(engines.mongoUrl);
+    store = await MongoDocumentStore.connect(engines.mongoUrl, options.log);
   } else {
     if (!options.dataDir) throw new Error('DATA_DIR is required without MONGO_URL');
     mkdirSync(options.dataDir, { recursive: true });
@@ -36,11 +40,12 @@ export async function bindAdapters(options: {
   let bus: EventBus;
   if (engines.kafkaBrokers?.length) {
     const { KafkaEventBus } = await import('./bus/kafka');
-    bus = new KafkaEventBus(engines.kafkaBrokers, options.clientId, 3, engines.kafkaTopicPrefix);
+    bus = new KafkaEventBus(engines.kafkaBrokers, options.clientId, 3, engines.kafkaTopicPrefix, options.log);
   } else {
     const { MemoryEventBus } = await import('./bus/memory');
     bus = new MemoryEventBus();
   }
+  bus = observeBus(bus);
   let blobs: BlobStore;
   if (engines.minio) {
     const [{ Client: MinioClient }, { MinioBlobStore }] = await Promise.all([import('minio'), import('./blobs/minio')]);

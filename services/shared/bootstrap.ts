@@ -5,6 +5,7 @@ import { ConfigError, readEngineUrls, readEnv } from './config';
 import { startServiceServers } from './grpc/server';
 import { createLogger } from './logger';
 import { ServiceModule } from './module';
+import { startObservability } from './observability/process';
 import { loadSecrets } from './secrets';
 
 /** The admin port of a service process unless ADMIN_GRPC_PORT says otherwise (0: any free port). */
@@ -17,7 +18,8 @@ export async function runService(module: ServiceModule): Promise<void> {
     const engines = readEngineUrls();
     if (!engines.mongoUrl || !engines.kafkaBrokers) throw new ConfigError('MONGO_URL and KAFKA_BROKERS are required for a service process');
     const secrets = loadSecrets(undefined);
-    const adapters = await bindAdapters({ engines, clientId: module.name, urlSecret: secrets.urlSecret });
+    const observability = await startObservability(module.name, log);
+    const adapters = await bindAdapters({ engines, clientId: module.name, urlSecret: secrets.urlSecret, log });
     const service = await module.create({
       adapters,
       secrets,
@@ -38,7 +40,13 @@ export async function runService(module: ServiceModule): Promise<void> {
     });
     // One machine-readable line for launchers that wait for readiness.
     process.stdout.write(
-      JSON.stringify({ ready: module.name, port: server.service.port, admin_port: server.admin?.port, health_port: server.service.healthPort }) + '\n',
+      JSON.stringify({
+        ready: module.name,
+        port: server.service.port,
+        admin_port: server.admin?.port,
+        health_port: server.service.healthPort,
+        metrics_port: observability.metricsPort ?? null,
+      }) + '\n',
     );
     const drainMs = int('SHUTDOWN_DRAIN_MS', 0);
     let stopping = false;
@@ -49,6 +57,7 @@ export async function runService(module: ServiceModule): Promise<void> {
       await server.shutdown(drainMs);
       await service.stop?.();
       await adapters.close();
+      await observability.stop();
       process.exit(0);
     };
     process.on('SIGTERM', () => void stop('SIGTERM'));

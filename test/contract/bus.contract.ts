@@ -69,5 +69,21 @@ export function describeBusContract(adapter: string, open: () => Promise<EventBu
       await until(() => seen.includes('early'));
       await sub.close();
     });
+
+    it('carries transport headers (trace context) with a message, and stamps when the bus took it', async () => {
+      const t = topic();
+      const got: BusMessage[] = [];
+      const sub = await bus.subscribe(t, { group: `headers-${t}`, fromBeginning: true }, async (m) => void got.push(m));
+      const before = Date.now();
+      const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+      await bus.publish(t, [{ ...msg('1', 'traced'), headers: { traceparent } }, msg('1', 'plain')]);
+      await until(() => got.length >= 2);
+      expect(got.map((m) => [text(m), m.headers?.traceparent])).toEqual([
+        ['traced', traceparent],
+        ['plain', undefined],
+      ]);
+      for (const m of got) expect(m.timestamp).toBeGreaterThanOrEqual(before - 1000);
+      await sub.close();
+    });
   });
 }

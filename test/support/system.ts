@@ -3,6 +3,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { serviceModules } from '../../deploy/modules';
@@ -39,6 +40,10 @@ export interface System {
   signalService(name: string, signal: NodeJS.Signals): void;
   /** SIGTERMs gateway `index` (embedded: the whole process); resolves with its exit code once it exited. */
   terminateGateway(index?: number): Promise<number | null>;
+  /** With `metrics: true`: the /metrics URL of each process, by label (embedded, identity, …, gateway 0). */
+  metricsUrls: Record<string, string>;
+  /** Everything the running processes wrote to stdout so far (their JSON log lines). */
+  output(): string;
 }
 
 export interface StartOptions {
@@ -51,6 +56,20 @@ export interface StartOptions {
    * contacts, documents, rendering, gateway, and admin for the CLI).
    */
   tlsDirs?: Record<string, string>;
+  /** Serve /metrics from every process, each on a free port of its own (otherwise METRICS_PORT=0: off). */
+  metrics?: boolean;
+}
+
+/** A port free right now (the OS's choice), for a listener whose port must be given in advance. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 interface Proc {
@@ -58,12 +77,14 @@ interface Proc {
   port: number;
   /** The admin port a service process reported, if it has admin services. */
   adminPort?: number;
+  output(): string;
 }
 
 function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
-      env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+      // Metrics off unless asked for: many systems share this machine, and 9464 only once.
+      env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -78,7 +99,7 @@ function startProcess(script: string, env: Record<string, string>, label: string
       if (line) {
         clearTimeout(timer);
         const ready = JSON.parse(line) as { port: number; admin_port?: number };
-        resolve({ child, port: ready.port, adminPort: ready.admin_port });
+        resolve({ child, port: ready.port, adminPort: ready.admin_port, output: () => out });
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -125,6 +146,13 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
   let gateways: Proc[] = [];
   let baseUrls: string[] = [];
   let cliEnv: Record<string, string> = {};
+  const metricsUrls: Record<string, string> = {};
+  /** METRICS_PORT of the process `label` (a port kept across restarts), when metrics are asked for. */
+  const metricsEnv = async (label: string): Promise<Record<string, string>> => {
+    if (!options.metrics) return {};
+    metricsUrls[label] ??= `http://127.0.0.1:${await freePort()}/metrics`;
+    return { METRICS_PORT: new URL(metricsUrls[label]).port };
+  };
   let launch: () => Promise<void>;
   const services = new Map<string, Proc>();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
@@ -133,7 +161,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     cliEnv = { DATA_DIR: dataDir, IDENTITY_ADMIN_ADDR: '' };
     launch = async () => {
       // Embedded means embedded engines, even when this test run has real-engine URLs exported.
-      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...extraEnv }, 'embedded system', withoutEngines());
+      const proc = await startProcess(dist('deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0', ...(await metricsEnv('embedded')), ...extraEnv }, 'embedded system', withoutEngines());
       procs = [proc];
       gateways = [proc];
       baseUrls = [`http://127.0.0.1:${proc.port}`];
@@ -162,7 +190,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
         const peers = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
         const proc = await startProcess(
           dist('deploy/distributed/main.js'),
-          { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0' },
+          { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(module.name)) },
           module.name,
         );
         procs.push(proc);
@@ -175,7 +203,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       for (let i = 0; i < (options.gateways ?? 1); i++) {
         const gateway = await startProcess(
           dist('deploy/distributed/main.js'),
-          { ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0' },
+          { ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0', ...(await metricsEnv(`gateway ${i}`)) },
           `gateway ${i}`,
         );
         procs.push(gateway);
@@ -199,6 +227,8 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     get cliEnv() {
       return cliEnv;
     },
+    metricsUrls,
+    output: () => procs.map((p) => p.output()).join(''),
     cliRaw: (...args) => runCli(cliEnv, args),
     cli: async (...args) => {
       const result = await runCli(cliEnv, args);

@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DomainError, fail } from '../../shared/errors';
 import { Logger } from '../../shared/logger';
+import { workQueueEvents, workQueueMetrics } from '../../shared/observability/work-queue';
 import { PdfRenderer } from '../ports/pdf-renderer';
 
 export interface ChromiumPoolOptions {
@@ -64,6 +65,9 @@ export class ChromiumPool implements PdfRenderer {
   private slots = 0;
   private readonly waiters: Waiter[] = [];
   private closed = false;
+  private launches = 0;
+  /** Queue `pdf_render`: waiting = renders queued for a page, running = pages busy (or opening). */
+  private readonly metrics = workQueueMetrics('pdf_render', () => ({ waiting: this.waiters.length, running: this.slots - this.idle.length }));
 
   constructor(private readonly options: ChromiumPoolOptions) {}
 
@@ -105,12 +109,16 @@ export class ChromiumPool implements PdfRenderer {
     if (this.closed) throw fail.unavailable('renderer_unavailable', 'the PDF renderer is shutting down', 5);
     const slot = await this.acquire();
     let healthy = false;
+    const rendered = this.metrics.startJob();
     try {
       const pdf = await withTimeout(this.print(slot.page, html), this.options.timeoutMs);
       healthy = true;
+      rendered('completed');
       return pdf;
     } catch (err) {
-      if (slot.generation !== this.generation || !this.browser?.isConnected()) throw new BrowserCrashed();
+      const crashed = slot.generation !== this.generation || !this.browser?.isConnected();
+      rendered(crashed ? 'crashed' : err instanceof RenderTimeout ? 'timed_out' : 'failed');
+      if (crashed) throw new BrowserCrashed();
       if (err instanceof RenderTimeout) {
         this.options.log.warn({ timeout_ms: this.options.timeoutMs }, 'render timed out; discarding the page');
         throw fail.unavailable('render_timeout', `rendering took longer than ${this.options.timeoutMs} ms; retry later`, 2);
@@ -158,6 +166,7 @@ export class ChromiumPool implements PdfRenderer {
       }
     }
     if (this.waiters.length >= this.options.queueMax) {
+      workQueueEvents().labels('pdf_render', 'rejected').inc();
       throw fail.unavailable('renderer_overloaded', 'too many PDFs are being rendered; retry later', 1);
     }
     return new Promise<Slot>((resolve, reject) => {
@@ -226,6 +235,8 @@ export class ChromiumPool implements PdfRenderer {
         const { chromium } = await import('playwright-core');
         const browser = await chromium.launch({ executablePath: this.options.executablePath, args: LAUNCH_ARGS, timeout: 30_000 });
         this.generation++;
+        // Every launch after the first replaces a browser that crashed, hung or exited.
+        if (this.launches++ > 0) workQueueEvents().labels('pdf_render', 'restart').inc();
         browser.on('disconnected', () => this.onDisconnected(browser));
         this.browser = browser;
         this.lastLaunchFailure = null;

@@ -2,7 +2,9 @@
 // (ordered per workspace); the producer is idempotent and waits for all in-sync replicas.
 // A namespace (KAFKA_TOPIC_PREFIX) prefixes every topic and consumer group, so several deployments — or
 // test systems — can share one cluster without reading each other's events.
-import { Kafka, logLevel, Producer } from 'kafkajs';
+import { IHeaders, Kafka, Producer } from 'kafkajs';
+import { createLogger, Logger } from '../logger';
+import { kafkaLevelOf, kafkaLogCreator } from './kafka-log';
 import { BusMessage, EventBus, Handler, MessagesRejected, SubscribeOptions, Subscription } from './port';
 
 /** Broker error types that refuse the records themselves: retrying the same records cannot succeed. */
@@ -41,14 +43,25 @@ export async function retryRetriable<T>(step: () => Promise<T>, attempts = 10): 
   }
 }
 
+/** Record headers as strings (kafkajs hands them over as Buffers); undefined when there are none. */
+function headersOf(raw: IHeaders | undefined): Record<string, string> | undefined {
+  if (!raw) return undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) headers[name] = first.toString();
+  }
+  return Object.keys(headers).length ? headers : undefined;
+}
+
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
   private producer?: Promise<Producer>;
   private readonly subscriptions = new Set<Subscription>();
   private readonly knownTopics = new Set<string>();
 
-  constructor(brokers: string[], clientId: string, private readonly partitions = 3, private readonly namespace = '') {
-    this.kafka = new Kafka({ brokers, clientId, logLevel: logLevel.NOTHING, retry: { retries: 8, initialRetryTime: 200 } });
+  constructor(brokers: string[], clientId: string, private readonly partitions = 3, private readonly namespace = '', log: Logger = createLogger(clientId)) {
+    this.kafka = new Kafka({ brokers, clientId, logLevel: kafkaLevelOf(log), logCreator: kafkaLogCreator(log), retry: { retries: 8, initialRetryTime: 200 } });
   }
 
   private async ensureTopic(topic: string): Promise<void> {
@@ -84,7 +97,7 @@ export class KafkaEventBus implements EventBus {
       await producer.send({
         topic,
         acks: -1,
-        messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value) })),
+        messages: messages.map((m) => ({ key: m.key, value: Buffer.from(m.value), ...(m.headers ? { headers: m.headers } : {}) })),
       });
     } catch (err) {
       // kafkajs neither splits a batch that is over the broker's message.max.bytes nor tells which record
@@ -129,7 +142,12 @@ export class KafkaEventBus implements EventBus {
     let closing = false;
     await consumer.run({
       eachMessage: async ({ message, heartbeat }) => {
-        const delivered = { key: message.key?.toString() ?? '', value: message.value ?? new Uint8Array() };
+        const delivered: BusMessage = {
+          key: message.key?.toString() ?? '',
+          value: message.value ?? new Uint8Array(),
+          headers: headersOf(message.headers),
+          timestamp: Number(message.timestamp),
+        };
         // At-least-once, retried here rather than by crashing the consumer: a restarted consumer of a group
         // that never committed would resolve "latest" and skip the failed message.
         for (let pause = 100; ; pause = Math.min(pause * 2, 5_000)) {

@@ -16,7 +16,8 @@ export class MemoryEventBus implements EventBus {
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
     const log = this.logs.get(topic) ?? [];
     this.logs.set(topic, log);
-    log.push(...messages);
+    const now = Date.now();
+    for (const message of messages) log.push({ ...message, timestamp: now });
     for (const group of this.groups.get(topic)?.values() ?? []) this.drain(topic, group);
   }
 

@@ -7,6 +7,10 @@ export interface BusMessage {
   key: string;
   /** Encoded invoicing.events.v1.Event. */
   value: Uint8Array;
+  /** Transport headers (W3C `traceparent`, services/shared/observability/tracing.ts); never part of the event. */
+  headers?: Record<string, string>;
+  /** Set on delivery: when the bus took the message (epoch ms; Kafka's record timestamp). */
+  timestamp?: number;
 }
 
 export interface SubscribeOptions {

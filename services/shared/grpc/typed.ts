@@ -7,7 +7,9 @@ import { Logger } from '../logger';
 import { fromServiceError, toServiceError } from './errors';
 import { readIdempotency, writeIdempotency } from './idempotency';
 import { clientChannel, MeshTls, meshTlsFromEnv } from './mesh';
+import { observeClientCall, observeServerCall } from './observe';
 import { isRetryable, withRetries } from './retry';
+import { runIn } from '../observability/tracing';
 
 export const REQUEST_ID = 'x-request-id';
 
@@ -74,11 +76,16 @@ export function implement<S extends grpc.ServiceDefinition>(
           return child;
         },
       };
-      handler(call.request, ctx).then(
-        (response) => callback(null, response),
+      const observed = observeServerCall(name, method, call.metadata);
+      runIn(observed.context, () => handler(call.request, ctx)).then(
+        (response) => {
+          observed.done(grpc.status.OK);
+          callback(null, response);
+        },
         (err: unknown) => {
           const { error, expected } = toServiceError(err);
           if (!expected) ctx.log.error({ err }, 'unexpected error');
+          observed.done(error.code ?? grpc.status.UNKNOWN);
           callback(error as grpc.ServiceError, null);
         },
       );
@@ -108,14 +115,23 @@ export function connect<S extends grpc.ServiceDefinition>(
       const metadata = new grpc.Metadata();
       if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
       writeIdempotency(metadata, call.idempotency);
+      // One observation per logical call: its retries are one span and one count.
+      const observed = observeClientCall(serviceName, method, metadata);
       const deadline = Date.now() + (call.timeoutMs ?? 10_000);
       const attempt = () =>
         new Promise((resolve, reject) => {
           client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(err) : resolve(res)));
         });
-      return withRetries(isRetryable(method, call.idempotency !== undefined), deadline, attempt).catch((err: grpc.ServiceError) => {
-        throw fromServiceError(err);
-      });
+      return withRetries(isRetryable(method, call.idempotency !== undefined), deadline, attempt).then(
+        (res) => {
+          observed.done(grpc.status.OK);
+          return res;
+        },
+        (err: grpc.ServiceError) => {
+          observed.done(err.code ?? grpc.status.UNKNOWN);
+          throw fromServiceError(err);
+        },
+      );
     };
   }
   return typed as AsyncClient<S> & { close(): void };

@@ -18,6 +18,8 @@ export interface OutboxEntry<P = Record<string, unknown>> {
   seq?: number;
   /** The event's payload fields (one member of the envelope's `payload` oneof). */
   payload: P;
+  /** W3C traceparent of the traced request that wrote it (tracing on only): its publication joins that trace. */
+  trace?: string;
 }
 
 /** Why an event was set aside: it can never be published, and must not block the events behind it. */
@@ -56,12 +58,20 @@ function orderKey(entries: Array<Pick<OutboxEntry, 'occurred_at'>>): number | nu
 }
 
 /** Appends events to a record's outbox, numbering them after the record's previous events. */
+let traceOf: (() => string | undefined) | undefined;
+
+/** Set by the tracing bootstrap (services/shared/observability/tracing.ts): the active request's traceparent. */
+export function traceOutboxWith(source: (() => string | undefined) | undefined): void {
+  traceOf = source;
+}
+
 // A record type may declare the fields optional (`Partial<OutboxFields>`): records written before it kept an
 // outbox have none, which reads as an empty outbox.
 export function appendToOutbox<T extends Partial<OutboxFields<any>>>(record: T, entries: Array<Omit<NonNullable<T['outbox']>[number], 'seq'>>): T {
   if (entries.length === 0) return record;
   let seq = record.outbox_seq ?? 0;
-  const outbox = [...(record.outbox ?? []), ...entries.map((e) => ({ ...e, seq: ++seq }))];
+  const trace = traceOf?.();
+  const outbox = [...(record.outbox ?? []), ...entries.map((e) => ({ ...e, seq: ++seq, ...(trace ? { trace } : {}) }))];
   return { ...record, outbox, outbox_pending: true, outbox_order: orderKey(outbox), outbox_seq: seq };
 }
 

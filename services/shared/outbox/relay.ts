@@ -17,6 +17,7 @@ import { toMessage } from '../events';
 import { Logger } from '../logger';
 import { Collection, mutate, StoredDoc } from '../store/port';
 import { DeadLetterNote, OutboxEntry, OutboxFields, pendingInOrder, settleOutbox } from './entries';
+import { countDeadLetter, countPublished, watchOutboxes } from './metrics';
 
 // `any`: a source's payload type is its own business; the relay only copies it into the envelope.
 type AnyOutboxRecord = StoredDoc & Partial<OutboxFields<any>>;
@@ -78,6 +79,7 @@ export class OutboxRelay {
   private readonly maxBatchBytes: number;
   /** Events published and set aside since start (dead letters are also logged at error). */
   readonly counts: RelayCounts = { published: 0, dead_lettered: 0 };
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly sources: AnyOutboxSource[],
@@ -88,6 +90,7 @@ export class OutboxRelay {
     this.intervalMs = options.intervalMs ?? 1000;
     this.batch = options.batch ?? 100;
     this.maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
+    this.unwatch = watchOutboxes(sources);
   }
 
   start(): void {
@@ -171,6 +174,8 @@ export class OutboxRelay {
       if (!head) break;
       const entry = head.entries[head.next];
       const message = toMessage(outboxEvent(entry, source.envelope(head.record)));
+      // The publication joins the trace of the request that wrote the event (tracing on only).
+      if (entry.trace) message.headers = { traceparent: entry.trace };
       const size = message.value.length + Buffer.byteLength(message.key) + RECORD_OVERHEAD;
       if (BATCH_OVERHEAD + size > this.maxBatchBytes) {
         tooLarge.push({ record: head.record, entry, message });
@@ -208,8 +213,10 @@ export class OutboxRelay {
 
   private async settle(source: OutboxSource<AnyOutboxRecord>, published: Item[], dead: Map<Item, DeadLetterNote>): Promise<void> {
     this.counts.published += published.length;
+    countPublished(source.name, published.length);
     for (const [item, note] of dead) {
       this.counts.dead_lettered++;
+      countDeadLetter(source.name, note.reason);
       this.log.error(
         { source: source.name, record_id: item.record.id, event_id: item.entry.id, type: item.entry.type, reason: note.reason, detail: note.detail, dead_letters_total: this.counts.dead_lettered },
         'outbox relay: event can never be published; set aside as a dead letter',
@@ -230,6 +237,7 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unwatch();
     if (this.timer) clearTimeout(this.timer);
     if (this.running) await Promise.race([this.running, new Promise((resolve) => setTimeout(resolve, 5000))]);
   }

@@ -14,10 +14,14 @@
 //   single-document writes are not atomic.
 import { randomUUID } from 'node:crypto';
 import mongoose, { Connection, Model } from 'mongoose';
+import { createLogger, Logger } from '../logger';
+import { counter, PREFIX } from '../observability/metrics';
 import { assertAtomicWrites, AtomicityProbeTarget } from './atomicity-probe';
 import { Collection, CollectionSpec, DocumentStore, DuplicateId, ListQuery, StoredDoc, UniqueViolation, VersionConflict, Where } from './port';
 
 const CLAIM_GRACE_MS = 30_000;
+
+const indexErrors = () => counter(`${PREFIX}store_index_errors_total`, 'Indexes the store could not create, by collection.', ['collection']);
 
 interface ClaimDoc {
   _id: string;
@@ -43,7 +47,10 @@ export class MongoDocumentStore implements DocumentStore {
   private readonly sequences: Model<{ _id: string; value: number }>;
   private readonly models = new Map<string, Model<Record<string, unknown>>>();
 
-  private constructor(private readonly conn: Connection) {
+  private constructor(
+    private readonly conn: Connection,
+    private readonly log: Logger,
+  ) {
     this.claims = conn.model<ClaimDoc>(
       'unique_keys',
       new mongoose.Schema({ _id: String, collection: String, owner: Number, pending: [String], rev: Number }, { versionKey: false }),
@@ -57,7 +64,7 @@ export class MongoDocumentStore implements DocumentStore {
   }
 
   /** Connects and runs the startup atomicity probe; a database that fails it is refused (AtomicityProbeFailed). */
-  static async connect(url: string): Promise<MongoDocumentStore> {
+  static async connect(url: string, log: Logger = createLogger('store')): Promise<MongoDocumentStore> {
     const conn = await mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, autoIndex: false }).asPromise();
     try {
       await assertAtomicWrites(probeTarget(conn), `probe:${randomUUID()}`);
@@ -65,7 +72,7 @@ export class MongoDocumentStore implements DocumentStore {
       await conn.close().catch(() => undefined);
       throw err;
     }
-    return new MongoDocumentStore(conn);
+    return new MongoDocumentStore(conn, log);
   }
 
   collection<T extends StoredDoc>(spec: CollectionSpec<T>): Collection<T> {
@@ -78,7 +85,7 @@ export class MongoDocumentStore implements DocumentStore {
       );
       this.models.set(spec.name, model);
     }
-    return new MongoCollection<T>(model, this.claims, spec);
+    return new MongoCollection<T>(model, this.claims, spec, this.log);
   }
 
   async nextId(sequence: string): Promise<number> {
@@ -119,14 +126,26 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
     private readonly model: Model<Record<string, unknown>>,
     private readonly claims: Model<ClaimDoc>,
     private readonly spec: CollectionSpec<T>,
+    private readonly log: Logger,
   ) {}
 
+  /**
+   * Queries are correct without an index, so a failure does not fail them — but it is never silent: every
+   * index that could not be created is logged at error (once per collection and process) and counted
+   * (invoicing_store_index_errors_total), since a missing index turns lists into collection scans.
+   */
   private ensureIndexes(): Promise<unknown> {
     this.indexed ??= Promise.all(
       (this.spec.indexes ?? []).map((fields) =>
-        this.model.collection.createIndex(Object.fromEntries([...fields.map((f) => [f, 1]), ['_id', -1]])),
+        this.model.collection.createIndex(Object.fromEntries([...fields.map((f) => [f, 1]), ['_id', -1]])).catch((err: unknown) => {
+          indexErrors().labels({ collection: this.spec.name }).inc();
+          this.log.error(
+            { collection: this.spec.name, fields, err: err instanceof Error ? err.message : String(err) },
+            'index creation failed; queries on these fields scan the collection until it exists',
+          );
+        }),
       ),
-    ).catch(() => undefined); // an index is an optimisation; queries are correct without it
+    );
     return this.indexed;
   }
 
