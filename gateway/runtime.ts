@@ -43,7 +43,7 @@ export async function runGateway(bind: (log: Logger) => Promise<GatewayEdge>): P
   const log = createLogger('gateway');
   try {
     const { str, int, optional } = readEnv();
-    const addresses = { identity: str('IDENTITY_ADDR'), contacts: str('CONTACTS_ADDR'), documents: str('DOCUMENTS_ADDR'), rendering: str('RENDERING_ADDR') };
+    const addresses = { identity: str('IDENTITY_ADDR'), contacts: str('CONTACTS_ADDR'), documents: str('DOCUMENTS_ADDR'), rendering: str('RENDERING_ADDR'), expenses: str('EXPENSES_ADDR') };
     const observability = await startObservability('gateway', log);
     const edge = await bind(log);
     const clients = connectClients(addresses);

@@ -20,7 +20,7 @@ import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
-import { hasBody, readBody, rawBodyOf } from './edge/body';
+import { hasBody, isMultipart, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
 import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf, RETRYABLE_CODES, scopedKey } from './edge/idempotency';
@@ -237,6 +237,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           ctx.tenant = resolved.tenant;
           ctx.access = resolved.access;
           observed.accountId = resolved.tenant.account_id;
+        }
+        if (route.refusesFiles && isMultipart(req)) {
+          req.resume(); // the file is not read: drain it so the answer can be written on this connection
+          throw new HttpError(422, 'file_not_accepted', 'this endpoint takes JSON only; upload files with POST …/expenses/upload', { field: 'body' });
         }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     servers.push(server);
     if (service.stop) stops.push(service.stop);
   }
-  const clients = connectClients({ identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering });
+  const clients = connectClients({ identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering, expenses: addresses.expenses });
   const gateway = await createGateway({
     clients,
     bus: adapters.bus,

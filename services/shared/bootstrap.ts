@@ -24,7 +24,7 @@ export async function runService(module: ServiceModule): Promise<void> {
       adapters,
       secrets,
       log,
-      peers: { identity: optional('IDENTITY_ADDR'), contacts: optional('CONTACTS_ADDR'), documents: optional('DOCUMENTS_ADDR'), rendering: optional('RENDERING_ADDR') },
+      peers: { identity: optional('IDENTITY_ADDR'), contacts: optional('CONTACTS_ADDR'), documents: optional('DOCUMENTS_ADDR'), rendering: optional('RENDERING_ADDR'), expenses: optional('EXPENSES_ADDR') },
     });
     const host = optional('GRPC_HOST') ?? '127.0.0.1';
     const healthPort = optional('GRPC_HEALTH_PORT');

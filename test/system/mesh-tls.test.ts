@@ -12,13 +12,15 @@ import { loadMeshTls } from '../../services/shared/grpc/mesh';
 import { connect } from '../../services/shared/grpc/typed';
 import { createTestCa, TestCa } from '../support/certs';
 import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
+import { serviceModules } from '../../deploy/modules';
 import { startSystem, System } from '../support/system';
 
 let ca: TestCa;
 let system: System;
 let ws: DocsWorkspace;
 
-const IDENTITIES = ['identity', 'contacts', 'documents', 'rendering', 'gateway', 'admin'];
+/** Every process's certificate identity: each service, the gateway and the admin CLI. */
+const IDENTITIES = [...serviceModules.map((m) => m.name), 'gateway', 'admin'];
 
 beforeAll(async () => {
   ca = createTestCa();
