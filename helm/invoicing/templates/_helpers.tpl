@@ -201,7 +201,7 @@ annotations:
   checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
   checksum/secrets: {{ include "invoicing.secretsChecksum" $root }}
   {{- if $root.Values.tls.enabled }}
-  checksum/tls: {{ include "invoicing.tlsChecksum" $root }}
+  checksum/tls: {{ include "invoicing.tlsChecksum" . }}
   {{- end }}
   {{- with (merge (dict) (.values.podAnnotations | default dict) $root.Values.podAnnotations) }}
   {{- toYaml . | nindent 2 }}
@@ -223,14 +223,23 @@ cluster at upgrade time, through lookup), so a rotated credential rolls the pods
 {{- join "\n" $parts | sha256sum -}}
 {{- end -}}
 
+{{/*
+Checksum of a component's certificate as the cluster holds it (lookup), with the values that shape it: a
+re-issued certificate rolls the pods on the next upgrade. (Not a render of tls.yaml: that would generate keys
+once more per pod template.)
+*/}}
 {{- define "invoicing.tlsChecksum" -}}
-{{- $root := . -}}
-{{- if $root.Values.tls.existingSecret -}}
-{{- $existing := lookup "v1" "Secret" $root.Release.Namespace $root.Values.tls.existingSecret -}}
-{{- ($existing).data | default dict | toJson | sha256sum -}}
-{{- else -}}
-{{- include (print $root.Template.BasePath "/tls.yaml") $root | sha256sum -}}
+{{- $root := .root -}}
+{{- $names := list (include "invoicing.tlsSecretName" .) -}}
+{{- if not (or $root.Values.tls.existingSecret $root.Values.tls.certManager.enabled) -}}
+{{- $names = append $names (printf "%s-tls-ca" $root.Release.Name) -}}
 {{- end -}}
+{{- $parts := list (toJson $root.Values.tls) -}}
+{{- range $name := $names -}}
+{{- $existing := lookup "v1" "Secret" $root.Release.Namespace $name -}}
+{{- $parts = append $parts (printf "%s=%v" $name (($existing).data | default dict | toJson)) -}}
+{{- end -}}
+{{- join "\n" $parts | sha256sum -}}
 {{- end -}}
 
 {{/* The certificate Secret a component mounts: its own, or the one existing Secret every component shares. */}}
