@@ -4,7 +4,7 @@
 // scripts/chart-tools.sh (cached; a cold machine builds them, which the first hook waits for).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { serviceModules } from '../../deploy/modules';
@@ -192,6 +192,22 @@ describe('pods', () => {
     expect(admin.IDENTITY_ADMIN_ADDR.value).toBe('dns:///inv-identity-headless.billing.svc.cluster.local:50052');
     expect(envOf(find(objects, 'Deployment', 'inv-identity')).ADMIN_GRPC_PORT.value).toBe('50052');
   });
+
+  it.each(SERVICES.filter((name) => existsSync(path.join(root, 'services', name, 'module.ts'))))(
+    'the %s service is given the address of every peer its module dials (and the NetworkPolicies let it through)',
+    (name) => {
+      const objects = render('inv', ['-f', ci('minimal')]);
+      const dialled = [...new Set([...readFileSync(path.join(root, 'services', name, 'module.ts'), 'utf8').matchAll(/peers\.([a-z]+)/g)].map((m) => m[1]))];
+      const env = envOf(find(objects, 'Deployment', `inv-${name}`));
+      const egress = find(objects, 'NetworkPolicy', `inv-${name}`).spec.egress.flatMap(
+        (rule: { to?: Array<{ podSelector?: { matchExpressions?: Array<{ values: string[] }> } }> }) => rule.to?.flatMap((t) => t.podSelector?.matchExpressions?.[0].values ?? []) ?? [],
+      );
+      for (const peer of dialled) {
+        expect(env[`${peer.toUpperCase()}_ADDR`]?.value).toBe(`dns:///inv-${peer}-headless.billing.svc.cluster.local:50051`);
+        expect(egress).toContain(peer);
+      }
+    },
+  );
 
   it('autoscaling renders an HPA per component and leaves replicas to it (production set)', () => {
     const objects = render('inv', ['-f', ci('production')]);
