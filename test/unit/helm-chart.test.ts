@@ -156,16 +156,15 @@ describe('pods', () => {
     }
   });
 
-  it('every long-running process has a startupProbe separate from liveness; gRPC health under mTLS through grpc_health_probe with the pod certificate', () => {
+  it('every long-running process has a startupProbe separate from liveness; gRPC services are probed on the plaintext health-only port', () => {
     const objects = render('inv', ['-f', ci('minimal')]);
     for (const name of SERVICES) {
       const c = find(objects, 'Deployment', `inv-${name}`).spec.template.spec.containers[0];
       expect(c.startupProbe).toBeDefined();
       expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBeGreaterThan(c.livenessProbe.failureThreshold * c.livenessProbe.periodSeconds);
-      expect(c.readinessProbe.exec.command).toEqual(expect.arrayContaining(['grpc_health_probe', '-tls', '-tls-client-cert=/etc/invoicing/tls/tls.crt']));
+      for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe.grpc).toEqual({ port: 50053 });
+      expect(c.env).toContainEqual({ name: 'GRPC_HEALTH_PORT', value: '50053' });
     }
-    const plain = find(render('inv', ['-f', ci('minimal'), '--set', 'tls.enabled=false']), 'Deployment', 'inv-documents').spec.template.spec.containers[0];
-    expect(plain.livenessProbe.grpc).toEqual({ port: 50051 });
     const gateway = find(objects, 'Deployment', 'inv-gateway').spec.template.spec.containers[0];
     expect(gateway.startupProbe.httpGet.path).toBe('/healthz');
     expect(gateway.readinessProbe.httpGet.path).toBe('/readyz');
@@ -190,7 +189,10 @@ describe('pods', () => {
     expect(Object.keys(envOf(find(objects, 'Deployment', 'inv-rendering'))).filter((n) => n.endsWith('_ADDR')).sort()).toEqual(['DOCUMENTS_ADDR', 'IDENTITY_ADDR']);
     const admin = envOf(find(objects, 'Deployment', 'inv-admin'));
     expect(admin.IDENTITY_ADMIN_ADDR.value).toBe('dns:///inv-identity-headless.billing.svc.cluster.local:50052');
-    expect(envOf(find(objects, 'Deployment', 'inv-identity')).ADMIN_GRPC_PORT.value).toBe('50052');
+    expect(admin.DOCUMENTS_ADMIN_ADDR.value).toBe('dns:///inv-documents-headless.billing.svc.cluster.local:50052');
+    expect(admin.CONTACTS_ADDR.value).toBe('dns:///inv-contacts-headless.billing.svc.cluster.local:50051');
+    for (const name of ['identity', 'documents']) expect(envOf(find(objects, 'Deployment', `inv-${name}`)).ADMIN_GRPC_PORT.value).toBe('50052');
+    expect(envOf(find(objects, 'Deployment', 'inv-contacts')).ADMIN_GRPC_PORT).toBeUndefined();
   });
 
   it.each(SERVICES.filter((name) => existsSync(path.join(root, 'services', name, 'module.ts'))))(
@@ -226,7 +228,9 @@ describe('internal network', () => {
       const secret = find(objects, 'Secret', `inv-${name}-tls`);
       const cert = new X509Certificate(Buffer.from(secret.data!['tls.crt'], 'base64'));
       expect(cert.verify(ca.publicKey)).toBe(true);
-      expect(cert.subjectAltName).toContain(`DNS:inv-${name}-headless.billing.svc.cluster.local`);
+      // The mesh's identity of a peer is the bare component name (CN and DNS SAN); the Service names follow.
+      expect(cert.subject).toContain(`CN=${name}`);
+      expect(cert.subjectAltName!.split(', ')).toEqual(expect.arrayContaining([`DNS:${name}`, `DNS:inv-${name}-headless.billing.svc.cluster.local`]));
       expect(secret.data!['ca.crt']).toBe(find(objects, 'Secret', 'inv-tls-ca').data!['tls.crt']);
       const mounted = find(objects, 'Deployment', `inv-${name}`).spec.template.spec.volumes.find((v: { name: string }) => v.name === 'tls');
       expect(mounted.secret.secretName).toBe(`inv-${name}-tls`);
@@ -237,13 +241,14 @@ describe('internal network', () => {
     const objects = render('inv', ['-f', ci('production')]);
     for (const name of ['gateway', 'admin', ...SERVICES]) {
       const cert = find(objects, 'Certificate', `inv-${name}-tls`);
-      expect(cert.spec).toMatchObject({ secretName: `inv-${name}-tls`, issuerRef: { name: 'internal-ca', kind: 'ClusterIssuer' } });
+      expect(cert.spec).toMatchObject({ secretName: `inv-${name}-tls`, commonName: name, issuerRef: { name: 'internal-ca', kind: 'ClusterIssuer' } });
+      expect(cert.spec.dnsNames[0]).toBe(name);
       expect(cert.spec.usages).toEqual(expect.arrayContaining(['server auth', 'client auth']));
     }
     expect(objects.filter((o) => o.kind === 'Secret' && o.metadata.name.endsWith('-tls'))).toEqual([]);
   });
 
-  it('NetworkPolicies admit only the real callers; identity admin port only from the admin pod', () => {
+  it('NetworkPolicies admit only the real callers (the caller lists of the mesh); the admin ports only from the admin pod', () => {
     const objects = render('inv', ['-f', ci('minimal')]);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const admitted = (name: string, port: string) => {
@@ -252,10 +257,13 @@ describe('internal network', () => {
         r.from.flatMap((f) => f.podSelector.matchExpressions?.[0].values ?? [f.podSelector.matchLabels['app.kubernetes.io/component']]),
       );
     };
-    expect(admitted('documents', 'grpc').sort()).toEqual(['admin', 'gateway', 'rendering']);
+    expect(admitted('identity', 'grpc').sort()).toEqual(['documents', 'expenses', 'gateway', 'rendering']);
+    expect(admitted('documents', 'grpc').sort()).toEqual(['gateway', 'rendering']);
     expect(admitted('contacts', 'grpc').sort()).toEqual(['admin', 'documents', 'expenses', 'gateway']);
     expect(admitted('rendering', 'grpc')).toEqual(['gateway']);
-    expect(admitted('identity', 'grpc-admin')).toEqual(['admin']);
+    expect(admitted('expenses', 'grpc')).toEqual(['gateway']);
+    for (const name of ['identity', 'documents']) expect(admitted(name, 'grpc-admin')).toEqual(['admin']);
+    for (const name of ['contacts', 'rendering', 'expenses']) expect(admitted(name, 'grpc-admin')).toEqual([]);
     for (const o of objects.filter((x) => x.kind === 'NetworkPolicy')) expect(o.spec.policyTypes).toEqual(['Ingress', 'Egress']);
   });
 });

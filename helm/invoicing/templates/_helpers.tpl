@@ -8,6 +8,11 @@ releases live side by side in one namespace.
 identity contacts documents rendering expenses
 {{- end -}}
 
+{{/* The services with admin bindings, served only on ports.admin (the admin CLI's callees). */}}
+{{- define "invoicing.adminServices" -}}
+identity documents
+{{- end -}}
+
 {{/* Who calls whom over gRPC (the peers each process dials): the NetworkPolicies admit exactly these. */}}
 {{- define "invoicing.callers" -}}
 identity: [gateway, documents, rendering, expenses]
@@ -280,33 +285,24 @@ securityContext: {{- toYaml .Values.containerSecurityContext | nindent 2 }}
 {{- end -}}
 
 {{/*
-A gRPC health probe. Plain gRPC: the kubelet's own `grpc` probe. Under mTLS the kubelet cannot present a
-client certificate, so the image's grpc_health_probe asks over loopback with the pod's certificate.
-Args: root, component, probe (timing values).
+A gRPC health probe: the kubelet's own `grpc` probe on the plaintext health-only port (GRPC_HEALTH_PORT; the
+kubelet cannot present a client certificate to the mTLS service port, and nothing but health is served there).
+Args: root, probe (timing values).
 */}}
 {{- define "invoicing.grpcProbe" -}}
-{{- if .root.Values.tls.enabled }}
-exec:
-  command:
-    - grpc_health_probe
-    - {{ printf "-addr=127.0.0.1:%v" .root.Values.ports.grpc | quote }}
-    - -tls
-    - -tls-ca-cert=/etc/invoicing/tls/ca.crt
-    - -tls-client-cert=/etc/invoicing/tls/tls.crt
-    - -tls-client-key=/etc/invoicing/tls/tls.key
-    - {{ printf "-tls-server-name=%s" (include "invoicing.fullname" .) | quote }}
-    - -connect-timeout=2s
-    - -rpc-timeout=2s
-{{- else }}
-grpc: { port: {{ .root.Values.ports.grpc }} }
-{{- end }}
+grpc: { port: {{ .root.Values.ports.health }} }
 {{- toYaml .probe | nindent 0 }}
 {{- end -}}
 
-{{/* The names a component's certificate is valid for: its Services (headless and ClusterIP, every DNS form) and localhost. */}}
+{{/*
+The names a component's certificate is valid for. First its identity, the bare component name (`identity`,
+`admin`, …): servers authorise callers by it and clients verify the server by it (docs/architecture.md,
+"Internal network"); then its Services (headless and ClusterIP, every DNS form) and localhost.
+*/}}
 {{- define "invoicing.tlsDnsNames" -}}
 {{- $ns := .root.Release.Namespace -}}
 {{- $domain := .root.Values.clusterDomain -}}
+- {{ .component }}
 {{- range $host := list (include "invoicing.fullname" .) (include "invoicing.headlessName" .) }}
 - {{ $host }}
 - {{ printf "%s.%s" $host $ns }}

@@ -39,7 +39,9 @@ spec:
               value: "0.0.0.0"
             - name: GRPC_PORT
               value: {{ $root.Values.ports.grpc | quote }}
-            {{- if eq .component "identity" }}
+            - name: GRPC_HEALTH_PORT
+              value: {{ $root.Values.ports.health | quote }}
+            {{- if has .component (include "invoicing.adminServices" $root | splitList " ") }}
             - name: ADMIN_GRPC_PORT
               value: {{ $root.Values.ports.admin | quote }}
             {{- end }}
@@ -59,9 +61,10 @@ spec:
             {{- end }}
           ports:
             - { name: grpc, containerPort: {{ $root.Values.ports.grpc }}, protocol: TCP }
-            {{- if eq .component "identity" }}
+            {{- if has .component (include "invoicing.adminServices" $root | splitList " ") }}
             - { name: grpc-admin, containerPort: {{ $root.Values.ports.admin }}, protocol: TCP }
             {{- end }}
+            - { name: grpc-health, containerPort: {{ $root.Values.ports.health }}, protocol: TCP }
             - { name: metrics, containerPort: {{ $root.Values.ports.metrics }}, protocol: TCP }
           startupProbe: {{- include "invoicing.grpcProbe" (merge (dict "probe" $root.Values.probes.startup) .) | nindent 12 }}
           readinessProbe: {{- include "invoicing.grpcProbe" (merge (dict "probe" $root.Values.probes.readiness) .) | nindent 12 }}
@@ -96,7 +99,7 @@ spec:
   selector: {{- include "invoicing.selectorLabels" . | nindent 4 }}
   ports:
     - { name: grpc, port: {{ $root.Values.ports.grpc }}, targetPort: grpc, protocol: TCP, appProtocol: grpc }
-    {{- if eq .component "identity" }}
+    {{- if has .component (include "invoicing.adminServices" $root | splitList " ") }}
     - { name: grpc-admin, port: {{ $root.Values.ports.admin }}, targetPort: grpc-admin, protocol: TCP, appProtocol: grpc }
     {{- end }}
 {{ include "invoicing.scaling" . }}
