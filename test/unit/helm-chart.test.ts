@@ -312,6 +312,27 @@ describe('deploy/Dockerfile', () => {
   const dockerfile = readFileSync(path.join(root, 'deploy/Dockerfile'), 'utf8');
   const stages = [...dockerfile.matchAll(/^FROM (\S+)(?: AS (\S+))?$/gm)].map((m) => ({ from: m[1], name: m[2] }));
 
+  it('every package the runtime code imports is a production dependency (the image prunes devDependencies)', () => {
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const builtins = new Set(require('node:module').builtinModules as string[]);
+    const missing = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (file.endsWith('.ts')) {
+          for (const m of readFileSync(file, 'utf8').matchAll(/(?:from |import\(|require\()'([^.'][^']*)'/g)) {
+            if (m[1].startsWith('node:')) continue;
+            const name = m[1].startsWith('@') ? m[1].split('/').slice(0, 2).join('/') : m[1].split('/')[0];
+            if (!builtins.has(name) && !(name in pkg.dependencies)) missing.add(`${name} (${path.relative(root, file)})`);
+          }
+        }
+      }
+    };
+    for (const dir of ['services', 'gateway', 'deploy']) walk(path.join(root, dir));
+    expect([...missing]).toEqual([]);
+  });
+
   it('has a service, a rendering and an expenses target on a supported Node LTS', () => {
     expect(stages.map((s) => s.name)).toEqual(expect.arrayContaining(['service', 'rendering', 'expenses']));
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:(22|24)-[a-z]+-slim$/m);
