@@ -33,7 +33,7 @@ fi
 find_go() {
   if command -v go >/dev/null 2>&1; then command -v go
   elif [[ -x /usr/local/go/bin/go ]]; then echo /usr/local/go/bin/go
-  else die "Go toolchain not found (need Go >= 1.24 on PATH or at /usr/local/go/bin/go)"
+  else die "Go toolchain not found (kube-check needs Go >= 1.26 on PATH or at /usr/local/go/bin/go)"
   fi
 }
 GO="$(find_go)"
