@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 started=$(date +%s)
 bash scripts/ensure-deps.sh
 bash scripts/engines.sh provision
+bash scripts/chart-tools.sh >/dev/null # helm + kube-check for the chart validation (test/unit/helm-chart.test.ts)
 echo "[test] building…"
 npm run build --silent
 echo "[test] linting (types, proto, import rules)…"
