@@ -32,7 +32,7 @@ import { createLogger } from '../../services/shared/logger';
 import { isolatedMongoUrl, withoutEngines } from '../support/real-engines';
 import { printable, workspace } from '../unit/rendering.fixtures';
 import type { LoadConfig, LoadResult } from './load';
-import { cpuTicks, processTree, pssMb, systemTicks } from './proc-stats';
+import { cpuTicks, processTree, systemTicks, TreeMemory, treeMemory } from './proc-stats';
 
 const root = path.resolve(__dirname, '../../..');
 const dist = (file: string) => path.join(root, 'dist', file);
@@ -264,8 +264,9 @@ async function main(): Promise<void> {
     other_processes_pct: median(slices.map((s) => s.m.otherPct)),
     loadavg: os.loadavg().map((l) => Number(l.toFixed(1))),
   };
-  const embeddedMb = pssMb(processTree(sys.proc.pid));
-  const embeddedChromiumMb = pssMb(processTree(sys.proc.pid).slice(1));
+  const embeddedTree = processTree(sys.proc.pid);
+  const embeddedMb = treeMemory(embeddedTree).residentMb;
+  const embeddedChromiumMb = treeMemory(embeddedTree.slice(1)).residentMb;
 
   // The rendering service as its own process, rendering documents of the embedded system.
   const service = await renderingServiceMemory(sys, invoiceBody, notes);
@@ -327,6 +328,7 @@ async function main(): Promise<void> {
       rendering_service_with_chromium: service?.mb ?? null,
       rendering_service_chromium: service?.chromiumMb ?? null,
       rendering_service_renders: service?.renders ?? null,
+      rendering_service_detail: service?.detail ?? null,
       embedded_process_with_chromium: embeddedMb,
       embedded_chromium: embeddedChromiumMb,
     },
@@ -339,9 +341,11 @@ async function main(): Promise<void> {
     [`warm render ≥ 15 pages/s (pool ${POOL_SIZE})`, pagesPerS >= 15, `${pagesPerS.toFixed(1)} (p50 ${report.render.p50_ms.toFixed(0)} ms, p99 ${report.render.p99_ms.toFixed(0)} ms)`],
     ['first download after issue served from storage', servedFromStorage, servedFromStorage ? `yes (pre-rendered ${preRenderedMs.toFixed(0)} ms after the issue call; download ${firstMs.toFixed(0)} ms)` : 'no'],
     [
-      service ? 'rendering service + its Chromium ≤ 600 MB (PSS, SERVICE=rendering)' : 'rendering service + Chromium ≤ 600 MB (upper bound: the whole embedded process, PSS)',
+      service ? 'rendering service + its Chromium ≤ 600 MB resident (SERVICE=rendering)' : 'rendering service + Chromium ≤ 600 MB resident (upper bound: the whole embedded process)',
       memoryMb <= 600,
-      service ? `${service.mb.toFixed(0)} MB (Chromium ${service.chromiumMb.toFixed(0)} MB, peak over ${service.renders} renders)` : `${embeddedMb.toFixed(0)} MB`,
+      service
+        ? `${service.mb.toFixed(0)} MB (Chromium ${service.chromiumMb.toFixed(0)} MB, ${service.processes} processes; peak over ${service.renders} renders; PSS ${service.detail?.pssMb.toFixed(0)}, RSS sum ${service.detail?.rssMb.toFixed(0)})`
+        : `${embeddedMb.toFixed(0)} MB`,
     ],
   ] as const;
   const md = [
@@ -357,7 +361,7 @@ async function main(): Promise<void> {
     ...Object.entries(report.rows).map(([key, row]) => `| ${key} | ${row.rps.toFixed(0)} | ${row.cpu_us_per_request.toFixed(0)} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} |`),
     '',
     `Warm render: ${pagesPerS.toFixed(1)} pages/s (median of ${windows.map((w) => w.toFixed(1)).join(', ')}) with a pool of ${POOL_SIZE}; render p50 ${report.render.p50_ms.toFixed(0)} ms, p99 ${report.render.p99_ms.toFixed(0)} ms (${latencies.length} renders, ${POOL_SIZE * 2} concurrent).`,
-    `Memory (PSS): ${service ? `the rendering service process with its Chromium ${service.mb.toFixed(0)} MB (Chromium ${service.chromiumMb.toFixed(0)} MB); ` : ''}the embedded process (every service and the gateway) with Chromium ${embeddedMb.toFixed(0)} MB, of which Chromium ${embeddedChromiumMb.toFixed(0)} MB.`,
+    `Memory (resident, shared pages counted once: Σ private + the largest process's shared pages): ${service ? `the rendering service process with its Chromium ${service.mb.toFixed(0)} MB (Chromium ${service.chromiumMb.toFixed(0)} MB); ` : ''}the embedded process (every service and the gateway) with Chromium ${embeddedMb.toFixed(0)} MB, of which Chromium ${embeddedChromiumMb.toFixed(0)} MB.`,
     ...(notes.length ? ['', ...notes.map((n) => `- ${n}`)] : []),
     '',
   ].join('\n');
@@ -379,7 +383,7 @@ async function renderingServiceMemory(
   sys: Awaited<ReturnType<typeof startEmbedded>>,
   invoiceBody: (variableSymbol: string) => Record<string, unknown>,
   notes: string[],
-): Promise<{ mb: number; chromiumMb: number; renders: number } | null> {
+): Promise<{ mb: number; chromiumMb: number; processes: number; detail: TreeMemory | null; renders: number } | null> {
   const RENDERS = 24;
   const { MONGO_URL, KAFKA_BROKERS } = process.env;
   if (!MONGO_URL || !KAFKA_BROKERS) {
@@ -413,11 +417,11 @@ async function renderingServiceMemory(
       if (created.status !== 201) throw new Error(`invoice: ${created.status}`);
       ids.push(created.body.id);
     }
-    let peak = { mb: 0, chromiumMb: 0 };
+    let peak = { mb: 0, chromiumMb: 0, processes: 0, detail: null as TreeMemory | null };
     const sample = () => {
       const tree = processTree(proc.pid);
-      const mb = pssMb(tree);
-      if (mb > peak.mb) peak = { mb, chromiumMb: pssMb(tree.slice(1)) };
+      const detail = treeMemory(tree);
+      if (detail.residentMb > peak.mb) peak = { mb: detail.residentMb, chromiumMb: treeMemory(tree.slice(1)).residentMb, processes: tree.length, detail };
     };
     const sampler = setInterval(sample, 250);
     const tenant = { account_id: sys.accountId, livemode: true };
@@ -444,7 +448,7 @@ async function renderingServiceMemory(
     await sleep(1000);
     sample();
     clearInterval(sampler);
-    log(`memory: rendering service ${peak.mb.toFixed(0)} MB PSS with Chromium (${peak.chromiumMb.toFixed(0)} MB), ${rendered} renders`);
+    log(`memory: rendering service ${peak.mb.toFixed(0)} MB with Chromium (${peak.chromiumMb.toFixed(0)} MB; ${peak.processes} processes), ${rendered} renders`);
     return { ...peak, renders: rendered };
   } finally {
     client.close();

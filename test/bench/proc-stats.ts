@@ -1,6 +1,6 @@
 // What the benchmarks read from /proc: a process's CPU time, the machine's CPU counters (steal, other
 // processes), and the memory of a process tree.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** utime + stime of a process (all its threads), in clock ticks (USER_HZ = 100 on Linux). */
 export function cpuTicks(pid: number): number {
@@ -30,11 +30,18 @@ export function systemTicks(): SystemTicks {
   }
 }
 
-/** A process and all its descendants (e.g. Chromium's processes). */
+/** A process and all its descendants (e.g. Chromium's processes). A child is listed under the thread
+ * that started it (Chromium launches renderers from a thread of its own), so every thread is read. */
 export function processTree(pid: number): number[] {
   const kids = (p: number): number[] => {
     try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      return readdirSync(`/proc/${p}/task`).flatMap((task) => {
+        try {
+          return readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+        } catch {
+          return [];
+        }
+      });
     } catch {
       return [];
     }
@@ -44,30 +51,39 @@ export function processTree(pid: number): number[] {
   return all;
 }
 
-/** Memory of processes in MB, summed: PSS (shared pages split between the processes sharing them —
- * summing RSS would count Chromium's shared libraries once per process), RSS where PSS is unreadable. */
-export function pssMb(pids: number[]): number {
-  const one = (p: number) => {
-    try {
-      return Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1] ?? 0) / 1024;
-    } catch {
-      try {
-        return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-      } catch {
-        return 0;
-      }
-    }
-  };
-  return pids.reduce((sum, p) => sum + one(p), 0);
+export interface TreeMemory {
+  /** Σ proportional set size: shared pages split among *all* processes mapping them, other programs'
+   * included (another Chromium on the machine lowers it). */
+  pssMb: number;
+  /** Σ private pages (USS): what is the tree's alone. */
+  privateMb: number;
+  /** Σ RSS: shared pages counted once per process (an upper bound). */
+  rssMb: number;
+  /** What the tree keeps resident with its shared pages counted once, as on a machine of its own:
+   * Σ private + the shared pages of its largest sharer (the libraries and binary every Chromium process
+   * maps) — the figure of the memory target. */
+  residentMb: number;
 }
 
-/** RSS of processes in MB, summed (counts shared pages once per process: an upper bound). */
-export function rssMb(pids: number[]): number {
-  return pids.reduce((sum, p) => {
+const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0) / 1024;
+
+export function treeMemory(pids: number[]): TreeMemory {
+  let pss = 0;
+  let priv = 0;
+  let rss = 0;
+  let maxShared = 0;
+  for (const p of pids) {
+    let text: string;
     try {
-      return sum + Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+      text = readFileSync(`/proc/${p}/smaps_rollup`, 'utf8');
     } catch {
-      return sum;
+      continue;
     }
-  }, 0);
+    const shared = field(text, 'Shared_Clean') + field(text, 'Shared_Dirty');
+    pss += field(text, 'Pss');
+    priv += field(text, 'Private_Clean') + field(text, 'Private_Dirty');
+    rss += field(text, 'Rss');
+    maxShared = Math.max(maxShared, shared);
+  }
+  return { pssMb: pss, privateMb: priv, rssMb: rss, residentMb: priv + maxShared };
 }
