@@ -36,7 +36,7 @@ export const renderingModule: ServiceModule = {
     // The documents and identity services share this store: their change counters validate kept ETags.
     const source = new GrpcDocumentSource({ documents: peers.documents, identity: peers.identity }, adapters.blobs, storeChangeCounters(adapters.store));
     const pdfs = new Pdfs(
-      { source, template: handlebarsTemplate(), renderer, store: blobPdfStore(adapters.blobs) },
+      { source, template: handlebarsTemplate(), renderer, store: blobPdfStore(adapters.blobs, { cacheBytes: int('RENDER_PDF_CACHE_MB', 16) * 1024 * 1024 }) },
       { cacheMax: int('RENDER_ETAG_CACHE_MAX', 5000), cacheTtlMs: int('RENDER_ETAG_CACHE_TTL_MS', 60_000) },
     );
     const prerender = await subscribePrerender(adapters.bus, pdfs, log);
