@@ -2,7 +2,10 @@
 // (304) from memory, without asking the documents and identity services; an entry is used only under
 // the revision (the change counters, read first) it was kept under, so once a change is acknowledged —
 // its counter bumped before that — no request answers the old ETag. Interleavings driven by latches.
+import { GrpcDocumentSource } from '../../services/rendering/adapters/grpc-document-source';
 import { Pdfs } from '../../services/rendering/domain/pdfs';
+import { BlobStore } from '../../services/shared/blobs/port';
+import { ChangeCounters } from '../../services/shared/change-counters';
 import { DocumentSource, PrintableDocument, Workspace } from '../../services/rendering/ports/document-source';
 import { fail } from '../../services/shared/errors';
 import { Tenant } from '../../services/shared/tenant';
@@ -203,5 +206,16 @@ describe('Kept ETags: bounded', () => {
     expect(o.calls.document).toBe(3);
     await pdfs.pdf(tenant, 'invoice', 2);
     expect(o.calls.document).toBe(4);
+  });
+});
+
+describe('Kept ETags: the revision of the gRPC source', () => {
+  const blobs = {} as BlobStore;
+  it("is the document's and the workspace's counters; without them, or with the store unreachable, none (nothing kept)", async () => {
+    const counters: ChangeCounters = { bump: async () => undefined, read: async (scope, id) => (scope === 'documents' ? id * 10 : id) };
+    expect(await new GrpcDocumentSource({}, blobs, counters).revision(tenant, 'invoice', 42)).toBe('420.7');
+    expect(await new GrpcDocumentSource({}, blobs).revision(tenant, 'invoice', 42)).toBeNull();
+    const down: ChangeCounters = { bump: async () => undefined, read: async () => Promise.reject(new Error('store down')) };
+    expect(await new GrpcDocumentSource({}, blobs, down).revision(tenant, 'invoice', 42)).toBeNull();
   });
 });

@@ -131,8 +131,13 @@ export class GrpcDocumentSource implements DocumentSource {
 
   async revision(tenant: { account_id: number }, _kind: DocKind, id: number): Promise<string | null> {
     if (!this.counters) return null;
-    const [document, account] = await Promise.all([this.counters.read('documents', id), this.counters.read('accounts', tenant.account_id)]);
-    return `${document}.${account}`;
+    try {
+      const [document, account] = await Promise.all([this.counters.read('documents', id), this.counters.read('accounts', tenant.account_id)]);
+      return `${document}.${account}`;
+    } catch {
+      // The store unreachable: the services still answer (nothing is kept or used meanwhile).
+      return null;
+    }
   }
 
   async logo(key: string) {
