@@ -3,6 +3,7 @@
 // (mail) that build on the PDFs. Chromium is launched in the background: without it the service still
 // starts and PDF requests answer 503 renderer_unavailable.
 import { RenderingServiceService } from '../../gen/invoicing/rendering/v1/rendering';
+import { storeChangeCounters } from '../shared/change-counters';
 import { readEnv } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
@@ -32,8 +33,12 @@ export const renderingModule: ServiceModule = {
       log: log.child({ component: 'chromium' }),
     });
     renderer.start();
-    const source = new GrpcDocumentSource({ documents: peers.documents, identity: peers.identity }, adapters.blobs);
-    const pdfs = new Pdfs({ source, template: handlebarsTemplate(), renderer, store: blobPdfStore(adapters.blobs) });
+    // The documents and identity services share this store: their change counters validate kept ETags.
+    const source = new GrpcDocumentSource({ documents: peers.documents, identity: peers.identity }, adapters.blobs, storeChangeCounters(adapters.store));
+    const pdfs = new Pdfs(
+      { source, template: handlebarsTemplate(), renderer, store: blobPdfStore(adapters.blobs, { cacheBytes: int('RENDER_PDF_CACHE_MB', 16) * 1024 * 1024 }) },
+      { cacheMax: int('RENDER_ETAG_CACHE_MAX', 5000), cacheTtlMs: int('RENDER_ETAG_CACHE_TTL_MS', 60_000) },
+    );
     const prerender = await subscribePrerender(adapters.bus, pdfs, log);
     const built = await Promise.all(parts.map((part) => part.create({ ...deps, log: log.child({ part: part.name }), pdfs })));
     return {

@@ -191,6 +191,49 @@ describe('PDF ETag and If-None-Match', () => {
   });
 });
 
+describe('PDF ETag right after a change (kept ETags are validated, never stale)', () => {
+  it('the ETag answered before an acknowledged edit, identity change or language change no longer answers 304', async () => {
+    const own = await docsWorkspace(system);
+    const draft = (await own.api.post(`${own.base}/invoices`, { purchaser_id: own.purchaser, line_items: [{ name: 'A', unit_price: '10' }] })).body;
+    const revalidate = (etag: string) => pdf(draft.id, '', { 'if-none-match': etag }, own);
+    let etag = (await pdf(draft.id, '', {}, own)).headers.get('etag')!;
+    expect((await revalidate(etag)).status).toBe(304); // kept from here on
+    const changes: Array<() => Promise<unknown>> = [
+      () => own.api.patch(`${own.base}/invoices/${draft.id}`, { note: 'Edited' }),
+      () => system.cli('workspace', 'set-legal-identity', '--workspace', String(own.id), '--data', JSON.stringify({ ...CZ_SUPPLIER, name: 'Kept Renamed s.r.o.' })),
+      () => own.api.patch(`${own.base}/invoices/${draft.id}`, { pdf_language: 'de' }),
+    ];
+    for (const change of changes) {
+      await change();
+      const res = await revalidate(etag);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('etag')).not.toBe(etag);
+      etag = res.headers.get('etag')!;
+      expect((await revalidate(etag)).status).toBe(304);
+    }
+    expect(await pdfText((await pdf(draft.id, '', {}, own)).bytes)).toContain('Kept Renamed s.r.o.');
+  });
+
+  // Own workspaces (own credentials): the shared one's PDF budget (30/min) is spent by the other tests.
+  it('a deleted draft answers 404, not 304 with the ETag it had', async () => {
+    const own = await docsWorkspace(system);
+    const draft = (await own.api.post(`${own.base}/invoices`, { purchaser_id: own.purchaser, line_items: [{ name: 'A', unit_price: '10' }] })).body;
+    const etag = (await pdf(draft.id, '', {}, own)).headers.get('etag')!;
+    expect((await pdf(draft.id, '', { 'if-none-match': etag }, own)).status).toBe(304);
+    expect((await own.api.delete(`${own.base}/invoices/${draft.id}`)).status).toBe(204);
+    expect((await pdf(draft.id, '', { 'if-none-match': etag }, own)).status).toBe(404);
+  });
+
+  it("another workspace's request never gets a kept ETag: 404 even with the matching If-None-Match", async () => {
+    const owner = await docsWorkspace(system);
+    const inv = await issued({ bank_account_id: null }, owner);
+    const etag = (await pdf(inv.id, '', {}, owner)).headers.get('etag')!;
+    expect((await pdf(inv.id, '', { 'if-none-match': etag }, owner)).status).toBe(304);
+    const other = await docsWorkspace(system);
+    expect((await other.api.get(`${other.base}/invoices/${inv.id}/pdf`, { headers: { 'if-none-match': etag } })).status).toBe(404);
+  });
+});
+
 describe('PDF access, errors and limits', () => {
   it('needs read:invoices (403 insufficient_scope without it)', async () => {
     const inv = await issued();

@@ -38,6 +38,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ContactsServiceService, GetContactResponse } from '../../gen/invoicing/contacts/v1/contacts';
 import type { LoadConfig, LoadResult } from './load';
+import { cpuTicks, SystemTicks, systemTicks } from './proc-stats';
 
 const root = path.resolve(__dirname, '../../..');
 const dist = (file: string) => path.join(root, 'dist', file);
@@ -137,34 +138,6 @@ function stop(child: ChildProcess): Promise<void> {
     });
     child.kill('SIGTERM');
   });
-}
-
-/** utime + stime of a process, in clock ticks (USER_HZ = 100 on Linux). */
-function cpuTicks(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return NaN;
-  }
-}
-
-interface SystemTicks {
-  total: number;
-  busy: number;
-  steal: number;
-}
-
-function systemTicks(): SystemTicks {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = cpu;
-    const total = user + nice + system + idle + iowait + irq + softirq + steal;
-    return { total, busy: total - idle - iowait, steal };
-  } catch {
-    return { total: NaN, busy: NaN, steal: NaN };
-  }
 }
 
 const freePort = () =>

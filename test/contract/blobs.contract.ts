@@ -43,6 +43,8 @@ export function describeBlobContract(adapter: string, open: () => Promise<BlobSt
       expect(await pdfs.get(live)).toBeNull();
       await pdfs.put(live, pdf);
       expect((await pdfs.get(live))?.equals(pdf)).toBe(true);
+      // Another replica (nothing kept in its memory) reads it from the blob store.
+      expect((await blobPdfStore(blobs).get(live))?.equals(pdf)).toBe(true);
       expect((await blobs.get(live))?.contentType).toBe('application/pdf');
       expect(await pdfs.get(sandbox)).toBeNull();
     });

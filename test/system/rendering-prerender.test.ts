@@ -1,4 +1,4 @@
-// Pre-rendering (docs/rendering.md): an `issued` event (and an invoice's `paid`) renders the PDF into
+// Pre-rendering (docs/rendering.md): an `issued` event (and an invoice's or proforma's `paid`) renders the PDF into
 // storage, so the first download is served from it; other events render nothing.
 import { Event } from '../../gen/invoicing/events/v1/events';
 import { MemoryEventBus } from '../../services/shared/bus/memory';
@@ -10,12 +10,12 @@ import { Pdfs } from '../../services/rendering/domain/pdfs';
 import { eventually } from '../support/api';
 import { printable, workspace } from '../unit/rendering.fixtures';
 
-function setup() {
+function setup(statuses = new Map<number, string>()) {
   const bus = new MemoryEventBus();
   const stored = new Map<string, Buffer>();
   let renders = 0;
   const pdfs = new Pdfs({
-    source: { document: async (_t, kind, id) => printable({ id, type: kind }), workspace: async () => workspace(), logo: async () => null },
+    source: { document: async (_t, kind, id) => printable({ id, type: kind, status: statuses.get(id) ?? 'exposed' }), workspace: async () => workspace(), logo: async () => null },
     template: { version: 'v1', html: (view) => `<h1>${view.title}</h1>` },
     renderer: {
       render: async (html) => {
@@ -42,14 +42,29 @@ const changed = (type: string, documentId: number): Event => ({
 });
 
 describe('pre-rendering on issue', () => {
-  it('an issued invoice or credit note is rendered into storage; the first download is served from it', async () => {
+  it('an issued invoice, credit note or proforma is rendered into storage; the first download is served from it', async () => {
     const { bus, pdfs, stored, renders } = setup();
     const subscription = await subscribePrerender(bus, pdfs, createLogger('test'));
-    await publish(bus, [changed('documents.invoice.issued', 11), changed('documents.credit_note.issued', 12)]);
-    await eventually(async () => expect(stored.size).toBe(2));
+    await publish(bus, [changed('documents.invoice.issued', 11), changed('documents.credit_note.issued', 12), changed('documents.proforma.issued', 13)]);
+    await eventually(async () => expect(stored.size).toBe(3));
     const first = await pdfs.pdf({ account_id: 5, livemode: true }, 'invoice', 11);
     expect(first.source).toBe('store');
-    expect(renders()).toBe(2);
+    expect((await pdfs.pdf({ account_id: 5, livemode: true }, 'proforma', 13)).source).toBe('store');
+    expect(renders()).toBe(3);
+    await subscription.close();
+  });
+
+  it('a paid invoice or proforma is rendered again (its PAID mark) before anyone downloads it', async () => {
+    const statuses = new Map<number, string>();
+    const { bus, pdfs, stored } = setup(statuses);
+    const subscription = await subscribePrerender(bus, pdfs, createLogger('test'));
+    await publish(bus, [changed('documents.invoice.issued', 21), changed('documents.proforma.issued', 22)]);
+    await eventually(async () => expect(stored.size).toBe(2));
+    statuses.set(21, 'paid');
+    statuses.set(22, 'paid');
+    await publish(bus, [changed('documents.invoice.paid', 21), changed('documents.proforma.paid', 22)]);
+    await eventually(async () => expect(stored.size).toBe(4));
+    expect((await pdfs.pdf({ account_id: 5, livemode: true }, 'proforma', 22)).source).toBe('store');
     await subscription.close();
   });
 

@@ -1,3 +1,4 @@
+import { countingWrites, storeChangeCounters } from '../../shared/change-counters';
 import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency';
 import { DocumentStore } from '../../shared/store/port';
 import { DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
@@ -6,7 +7,9 @@ const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
 
 export function documentsStore(store: DocumentStore): DocumentsStore {
   return {
-    documents: store.collection<DocumentRecord>({
+    // Every write of a document bumps its change counter before it resolves: the rendering service
+    // validates its cached ETags against it (services/shared/change-counters.ts).
+    documents: countingWrites(store.collection<DocumentRecord>({
       name: 'documents',
       // The last guards of numbering: one document per (type, year, counter), and per number text
       // (two number formats can print the same text). And one document per Idempotency-Key that
@@ -19,7 +22,7 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
         ...(d.number !== null ? [`${NUMBER_TEXT_KEY}${d.account_id}:${mode(d.livemode)}:${d.type}:${d.number}`] : []),
       ],
       indexes: [['account_id', 'livemode', 'type', 'deleted'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'proforma_id'], ['account_id', 'livemode', 'quote_id'], CREATION_KEY_INDEX],
-    }),
+    }), storeChangeCounters(store), 'documents'),
     sequences: store.collection<SequenceRecord>({
       name: 'document_sequences',
       uniqueKeys: (s) => [`seq:${s.account_id}:${mode(s.livemode)}:${s.type}:${s.year}`],

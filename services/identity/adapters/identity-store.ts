@@ -1,3 +1,4 @@
+import { countingWrites, storeChangeCounters } from '../../shared/change-counters';
 import { DocumentStore } from '../../shared/store/port';
 import { AccountRecord, ApiKeyRecord, IdentityStore, MembershipRecord, SessionRecord, UserRecord } from '../ports/identity-store';
 
@@ -7,7 +8,9 @@ const OUTBOX_INDEX = ['outbox_pending', 'outbox_order'];
 export function identityStore(store: DocumentStore): IdentityStore {
   return {
     users: store.collection<UserRecord>({ name: 'users', uniqueKeys: (u) => [`email:${u.email}`], indexes: [['email']] }),
-    accounts: store.collection<AccountRecord>({ name: 'accounts', indexes: [OUTBOX_INDEX] }),
+    // Every write of a workspace (legal identity, logo, name…) bumps its change counter before it
+    // resolves: the rendering service validates its cached ETags against it (shared/change-counters.ts).
+    accounts: countingWrites(store.collection<AccountRecord>({ name: 'accounts', indexes: [OUTBOX_INDEX] }), storeChangeCounters(store), 'accounts'),
     memberships: store.collection<MembershipRecord>({
       name: 'memberships',
       uniqueKeys: (m) => [`member:${m.user_id}:${m.account_id}`],

@@ -1,10 +1,12 @@
 // The DocumentSource port over gRPC: documents from the documents service, the workspace's legal
-// identity from the identity service, the logo from the blob store (by its content-addressed key).
+// identity from the identity service, the logo from the blob store (by its content-addressed key), and
+// the revision from the change counters both services bump on every write (shared/change-counters.ts).
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Address } from '../../../gen/invoicing/common/v1/common';
 import { BankDetails, Document, DocumentsServiceService, DocumentType, Party } from '../../../gen/invoicing/documents/v1/documents';
 import { IdentityServiceService } from '../../../gen/invoicing/identity/v1/identity';
 import { BlobStore } from '../../shared/blobs/port';
+import { ChangeCounters } from '../../shared/change-counters';
 import { DomainError, fail } from '../../shared/errors';
 import { RemoteCallError } from '../../shared/grpc/errors';
 import { AsyncClient, connect } from '../../shared/grpc/typed';
@@ -94,6 +96,7 @@ export class GrpcDocumentSource implements DocumentSource {
   constructor(
     peers: { documents?: string; identity?: string },
     private readonly blobs: BlobStore,
+    private readonly counters?: ChangeCounters,
   ) {
     if (peers.documents) this.documents = connect(DocumentsServiceService, 'invoicing.documents.v1.DocumentsService', peers.documents);
     if (peers.identity) this.identity = connect(IdentityServiceService, 'invoicing.identity.v1.IdentityService', peers.identity);
@@ -124,6 +127,17 @@ export class GrpcDocumentSource implements DocumentSource {
       },
       logo_key: account.logo_key ?? null,
     };
+  }
+
+  async revision(tenant: { account_id: number }, _kind: DocKind, id: number): Promise<string | null> {
+    if (!this.counters) return null;
+    try {
+      const [document, account] = await Promise.all([this.counters.read('documents', id), this.counters.read('accounts', tenant.account_id)]);
+      return `${document}.${account}`;
+    } catch {
+      // The store unreachable: the services still answer (nothing is kept or used meanwhile).
+      return null;
+    }
   }
 
   async logo(key: string) {

@@ -1,4 +1,4 @@
-// Pre-renders documents when they are issued (and when an invoice is paid: its PAID mark), so the first
+// Pre-renders documents when they are issued (and when an invoice or proforma is paid: the PAID mark), so the first
 // download is served from storage. A durable consumer group shared by the rendering replicas; it
 // starts at the topic's end: a missed event only means that download renders on demand.
 import { EventBus, Subscription, TOPICS } from '../../shared/bus/port';
@@ -13,6 +13,8 @@ const PRERENDERED: Record<string, DocKind> = {
   'documents.invoice.issued': 'invoice',
   'documents.invoice.paid': 'invoice',
   'documents.credit_note.issued': 'credit_note',
+  'documents.proforma.issued': 'proforma',
+  'documents.proforma.paid': 'proforma',
 };
 
 export function subscribePrerender(bus: EventBus, pdfs: Pdfs, log: Logger): Promise<Subscription> {

@@ -1,5 +1,6 @@
 // The PDF of a document: answered from its ETag alone when the client already holds it, else from the
 // blob store, else rendered once (concurrent requests for the same ETag share one render) and stored.
+// The ETag of an unchanged document comes from memory (PrintedCache), validated by its revision.
 import { Tenant } from '../../shared/tenant';
 import { DocKind, DocumentSource } from '../ports/document-source';
 import { DocumentTemplate } from '../ports/document-template';
@@ -7,6 +8,7 @@ import { PdfRenderer } from '../ports/pdf-renderer';
 import { PdfStore } from '../ports/pdf-store';
 import { paymentQr, QrScheme } from './payment-qr';
 import { pdfView } from './pdf-view';
+import { Printed, PrintedCache } from './printed-cache';
 import { dataUri, qrSvg } from './qr-image';
 import { etagOf, fileName, matchesIfNoneMatch, pdfKey, RenderInput, renderInput } from './render-input';
 
@@ -30,22 +32,53 @@ export interface PdfsDeps {
   store: PdfStore;
 }
 
+export interface PdfsOptions {
+  /** Documents whose ETag is kept in memory (0: none). */
+  cacheMax?: number;
+  /** How long a kept ETag lives at most, from its lookup (bounds unacknowledged changes only). */
+  cacheTtlMs?: number;
+  now?: () => number;
+}
+
 export class Pdfs {
   private readonly inflight = new Map<string, Promise<Buffer>>();
+  private readonly printedCache: PrintedCache;
+  private readonly now: () => number;
 
-  constructor(private readonly deps: PdfsDeps) {}
+  constructor(
+    private readonly deps: PdfsDeps,
+    options: PdfsOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.printedCache = new PrintedCache(options.cacheMax ?? 5000, options.cacheTtlMs ?? 60_000, this.now);
+  }
 
   async pdf(tenant: Tenant, kind: DocKind, id: number, ifNoneMatch = ''): Promise<PdfResult> {
-    const [doc, workspace] = await Promise.all([this.deps.source.document(tenant, kind, id), this.deps.source.workspace(tenant.account_id)]);
-    const input = renderInput(tenant, doc, workspace, this.deps.template.version);
-    const etag = etagOf(input);
-    const filename = fileName(doc, input.language);
+    const { etag, filename, key, input } = await this.printed(tenant, kind, id);
     if (matchesIfNoneMatch(ifNoneMatch, etag)) return { etag, filename, notModified: true, pdf: null, source: 'none' };
-    const key = pdfKey(tenant, etag);
     const stored = await this.deps.store.get(key);
     if (stored) return { etag, filename, notModified: false, pdf: stored, source: 'store' };
     const pdf = await this.renderOnce(key, input);
     return { etag, filename, notModified: false, pdf, source: 'rendered' };
+  }
+
+  /**
+   * The document's ETag and what it is a function of: kept from an earlier request while the revision
+   * (read first) is the one it was kept under, else read from the document's and workspace's services.
+   */
+  private async printed(tenant: Tenant, kind: DocKind, id: number): Promise<Printed> {
+    const cacheKey = `${tenant.account_id}:${tenant.livemode ? 'live' : 'test'}:${kind}:${id}`;
+    const startedAt = this.now();
+    const revision = (await this.deps.source.revision?.(tenant, kind, id)) ?? null;
+    const kept = revision === null ? undefined : this.printedCache.get(cacheKey, revision);
+    if (kept) return kept;
+    const [doc, workspace] = await Promise.all([this.deps.source.document(tenant, kind, id), this.deps.source.workspace(tenant.account_id)]);
+    const input = renderInput(tenant, doc, workspace, this.deps.template.version);
+    const etag = etagOf(input);
+    const printed: Printed = { etag, filename: fileName(doc, input.language), key: pdfKey(tenant, etag), input };
+    // Read before the services were asked: their answers are at least as new as this revision.
+    if (revision !== null) this.printedCache.set(cacheKey, revision, startedAt, printed);
+    return printed;
   }
 
   /** The HTML of a document as it would print (tests, template work). */

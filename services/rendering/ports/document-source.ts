@@ -89,4 +89,10 @@ export interface DocumentSource {
   workspace(accountId: number): Promise<Workspace>;
   /** null when the blob is gone. */
   logo(key: string): Promise<Logo | null>;
+  /**
+   * A token that differs after every acknowledged write of the document or of its workspace, read
+   * without asking their services (their change counters); read it *before* the document and the
+   * workspace, and what they return may be kept under it. Absent or null: nothing is kept.
+   */
+  revision?(tenant: Tenant, kind: DocKind, id: number): Promise<string | null>;
 }

@@ -1,0 +1,73 @@
+// Change counters: a per-record number that strictly increases after every write of the record, read
+// by another service to validate what it cached from the record's owner without asking the owner
+// (docs/rendering.md, "Fresh ETags without asking"). The owner wraps its collection with
+// `countingWrites`; the counter is bumped after the record's write and before the write resolves, so
+// before the owner acknowledges the change to anyone. A reader that reads the counter, then asks the
+// owner, may keep the answer under the counter it read: once a change is acknowledged the counter
+// differs from every value read before the change committed.
+//
+// Counters live in the shared document store (collection `change_counters_<scope>`, id = the record's
+// id, the counter = the store's own `version`), so they need no engine of their own and cost one point
+// read. They are the one kind of record two services share: written only by the owner, read by others.
+import { Collection, DocumentStore, DuplicateId, mutate, StoredDoc } from './store/port';
+
+/** What is counted: documents (documents service), workspaces (identity service). */
+export type CounterScope = 'documents' | 'accounts';
+
+export interface ChangeCounters {
+  /** Strictly increases the record's counter; resolves once the new value is readable. */
+  bump(scope: CounterScope, id: number): Promise<void>;
+  /** The record's counter now; 0 for a record never written since counting began. */
+  read(scope: CounterScope, id: number): Promise<number>;
+}
+
+type CounterDoc = StoredDoc;
+
+export function storeChangeCounters(store: DocumentStore): ChangeCounters {
+  const collections = new Map<CounterScope, Collection<CounterDoc>>();
+  const collection = (scope: CounterScope) => {
+    let c = collections.get(scope);
+    if (!c) collections.set(scope, (c = store.collection<CounterDoc>({ name: `change_counters_${scope}` })));
+    return c;
+  };
+  return {
+    async bump(scope, id) {
+      const counters = collection(scope);
+      for (;;) {
+        // The store's compare-and-set update raises `version` by one: the counter.
+        if (await mutate(counters, id, (c) => ({ ...c }))) return;
+        try {
+          await counters.insert({ id });
+          return;
+        } catch (err) {
+          // Another writer inserted it first: bump that one.
+          if (!(err instanceof DuplicateId)) throw err;
+        }
+      }
+    },
+    async read(scope, id) {
+      return (await collection(scope).get(id))?.version ?? 0;
+    },
+  };
+}
+
+/**
+ * The collection with every successful update followed by a bump of the record's counter, awaited
+ * before the update resolves. A bump that fails fails the write's caller (the change is stored but not
+ * acknowledged; readers bound their caches by a TTL for that case). Inserts bump nothing: no reader
+ * can hold anything of a record that did not exist (a miss is never cached), and ids are never reused.
+ */
+export function countingWrites<T extends StoredDoc>(collection: Collection<T>, counters: ChangeCounters, scope: CounterScope): Collection<T> {
+  return {
+    get: (id) => collection.get(id),
+    findOne: (where) => collection.findOne(where),
+    list: (query) => collection.list(query),
+    count: (where) => collection.count(where),
+    insert: (doc) => collection.insert(doc),
+    async update(doc) {
+      const written = await collection.update(doc);
+      await counters.bump(scope, written.id);
+      return written;
+    },
+  };
+}
