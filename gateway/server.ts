@@ -17,13 +17,12 @@ import { FsBlobStore } from '../services/shared/blobs/fs';
 import { serveSignedBlobs } from './http/blobs';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
-import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
+import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
 import { hasBody, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
 import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf, RETRYABLE_CODES, scopedKey } from './edge/idempotency';
-import { withEdgePolicies } from './edge/openapi';
 import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
 import { edgeTestHooks } from './edge/test-hooks';
@@ -67,7 +66,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const principals = new PrincipalCache(clients.identity, ttl);
   const workspaces = new WorkspaceAccess(clients.identity, ttl, upgradeUrl);
   const signIns = new SignInThrottle(options.edge.state, options.edge.config.signIn, log);
-  const openapi = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
+  const openapi = new OpenApiValidator(servedOpenApi());
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
 

@@ -9,7 +9,7 @@ bash scripts/ensure-deps.sh
 bash scripts/engines.sh provision
 echo "[test] building…"
 npm run build --silent
-echo "[test] linting (types, proto, import rules)…"
+echo "[test] linting (types, proto, import rules, OpenAPI)…"
 npm run lint --silent
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/invoicing-engines-XXXXXX")
 trap 'bash scripts/engines.sh stop "$RUN_DIR" >/dev/null 2>&1 || true' EXIT
