@@ -18,7 +18,7 @@ import { serveSignedBlobs } from './http/blobs';
 import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
-import { docsPage } from './openapi/docs-page';
+import { docsRoutes } from './openapi/docs-page';
 import { hasBody, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
@@ -123,10 +123,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const ready = results.every(([, status]) => status === 'SERVING');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', services: Object.fromEntries(results) });
   });
-  const docs = docsPage(openapi.doc);
-  app.get('/docs', (_req, res) => {
-    res.type('html').send(docs);
-  });
+  app.use(docsRoutes());
 
   app.use((_req: Request, _res: Response, next: NextFunction) => {
     next(new HttpError(404, 'route_not_found', 'no such endpoint'));
