@@ -1,0 +1,18 @@
+// What `invoicing --help` says beyond the commands: how the CLI finds the system, how it prints.
+export const ENVIRONMENT_HELP = `
+How it finds the running system:
+  embedded (npm start)  DATA_DIR         data directory of the running system (default ./.data); the
+                                         service addresses are read from DATA_DIR/runtime.json
+  distributed           IDENTITY_ADDR    identity service, host:port (users, workspaces, plans, tokens);
+                                         setting it selects the distributed addressing
+                        CONTACTS_ADDR    contacts service, host:port (contact suspend, cash-register create)
+                        DOCUMENTS_ADDR   documents service, host:port (workspace document-settings)
+
+Output:
+  Every command prints one JSON object on stdout and exits 0. A failure prints one line on stderr
+  ("invoicing: <message>") and exits 1 (2 for a usage error); with --json that line is
+  {"error":{"code","message"}}.
+
+Passwords are never needed on the command line: "user create" prompts for one on a terminal, or
+reads it from standard input with --password-stdin (printf '%s' "$PASSWORD" | invoicing user create …).
+`;
