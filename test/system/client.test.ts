@@ -1,4 +1,4 @@
-// The TypeScript client (client/) against the embedded system: the five-minute walk typed end to end,
+// The TypeScript client (client/) against the embedded system (its five-minute walk: test/system/readme.test.ts):
 // typed errors, cursor iteration, and the reason it exists — a POST whose response is lost (the
 // connection drops after the request reached the API) is retried under the same Idempotency-Key and
 // creates exactly one invoice.
@@ -29,27 +29,6 @@ async function newPurchaser(client = api(), name = 'Globex s.r.o.', account_id =
 }
 
 const lines = [{ name: 'Consulting', quantity: '10', unit_price: '1500.00', vat_rate: '21' }];
-
-describe('client: the five-minute walk', () => {
-  it('creates a contact and an invoice, issues it, downloads its PDF and sends it', async () => {
-    const client = api();
-    const account_id = workspace.id;
-    const contact = await newPurchaser(client);
-    const { data: draft } = await client.POST('/accounts/{account_id}/invoices', {
-      params: { path: { account_id } },
-      body: { purchaser_id: contact.invoice_account_id, currency: 'EUR', line_items: lines },
-    });
-    expect(draft).toMatchObject({ status: 'draft', total: '18150.00' });
-    const path = { account_id, id: draft!.id };
-    const { data: issued } = await client.POST('/accounts/{account_id}/invoices/{id}/issue', { params: { path } });
-    expect(issued!.status).toBe('exposed');
-    const { data: pdf, response } = await client.GET('/accounts/{account_id}/invoices/{id}/pdf', { params: { path }, parseAs: 'arrayBuffer' });
-    expect(response.headers.get('content-type')).toBe('application/pdf');
-    expect(Buffer.from(pdf!).subarray(0, 5).toString()).toBe('%PDF-');
-    const { data: sent } = await client.POST('/accounts/{account_id}/invoices/{id}/send', { params: { path }, body: { to: 'accounts@globex.example' } });
-    expect(sent!.email_status).toBe('queued');
-  });
-});
 
 describe('client: typed errors', () => {
   it('a refused request rejects with status, code, field and request id', async () => {
