@@ -39,6 +39,20 @@ module.exports = {
       to: { path: `^services/${SERVICES}/` },
     },
     {
+      name: 'client-is-standalone',
+      comment: 'The API client ships on its own: it knows the HTTP contract (its generated types), not the server.',
+      severity: 'error',
+      from: { path: '^client/' },
+      to: { path: '^(services|gateway|deploy|gen|test)/' },
+    },
+    {
+      name: 'server-knows-no-client',
+      comment: 'The server never depends on its client library.',
+      severity: 'error',
+      from: { path: '^(services|gateway|deploy)/' },
+      to: { path: '^client/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

@@ -18,13 +18,12 @@ import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
-import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
-import { docsPage } from './openapi/docs-page';
+import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
+import { docsRoutes } from './openapi/docs-page';
 import { hasBody, isMultipart, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
 import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf, RETRYABLE_CODES, scopedKey } from './edge/idempotency';
-import { withEdgePolicies } from './edge/openapi';
 import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
 import { edgeTestHooks, LISTENER_CLOSED_LATCH } from './edge/test-hooks';
@@ -69,7 +68,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const principals = new PrincipalCache(clients.identity, ttl);
   const workspaces = new WorkspaceAccess(clients.identity, ttl, upgradeUrl);
   const signIns = new SignInThrottle(options.edge.state, options.edge.config.signIn, log);
-  const openapi = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
+  const openapi = new OpenApiValidator(servedOpenApi());
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
   const lifecycle = new GatewayLifecycle(options.edge.state, () => testHooks?.release(LISTENER_CLOSED_LATCH));
@@ -126,10 +125,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
   app.get('/healthz', lifecycle.healthz);
   app.get('/readyz', lifecycle.readiness(() => server));
-  const docs = docsPage(openapi.doc);
-  app.get('/docs', (_req, res) => {
-    res.type('html').send(docs);
-  });
+  app.use(docsRoutes());
 
   app.use((_req: Request, _res: Response, next: NextFunction) => {
     next(new HttpError(404, 'route_not_found', 'no such endpoint'));

@@ -10,7 +10,7 @@ bash scripts/engines.sh provision
 bash scripts/chart-tools.sh >/dev/null # helm + kube-check for the chart validation (test/unit/helm-chart.test.ts)
 echo "[test] building…"
 npm run build --silent
-echo "[test] linting (types, proto, import rules)…"
+echo "[test] linting (types, proto, import rules, OpenAPI)…"
 npm run lint --silent
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/invoicing-engines-XXXXXX")
 trap 'bash scripts/engines.sh stop "$RUN_DIR" >/dev/null 2>&1 || true' EXIT

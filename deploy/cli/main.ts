@@ -1,8 +1,9 @@
 // `invoicing` admin CLI: what the (absent) app does — users, workspaces, plans, keys. Finds the running
 // system like `npm start` does: DATA_DIR/runtime.json in embedded mode; in distributed mode the admin
 // ports IDENTITY_ADMIN_ADDR and DOCUMENTS_ADMIN_ADDR, and CONTACTS_ADDR. Under mTLS it presents the
-// certificate in GRPC_TLS_DIR (identity `admin`). Prints one JSON object on stdout; exits non-zero with
-// a message on failure.
+// certificate in GRPC_TLS_DIR (identity `admin`). Prints one JSON object on stdout; exits non-zero with a
+// one-line message on failure (JSON with --json). `invoicing --help` documents every command and the
+// environment (help.ts).
 import { Command, CommanderError } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,10 @@ import { connect } from '../../services/shared/grpc/typed';
 import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { connectAdmin } from '../../gateway/clients';
+import { repoRoot } from '../../services/shared/paths';
+import { ENVIRONMENT_HELP } from './help';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
+import { readNewPassword } from './password';
 
 interface Addresses {
   identityAdmin: string;
@@ -56,39 +60,77 @@ const print = (value: unknown) => {
   output = value;
 };
 
-const program = new Command('invoicing').description('Administer a running invoicing system').exitOverride();
+/** A mistake in how the CLI was called (exit 2), as opposed to a refusal by the system (exit 1). */
+class UsageError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
-const user = program.command('user');
+export const program = new Command('invoicing')
+  .description('Administer a running invoicing system: users, workspaces, plans, tokens, contacts, cash registers')
+  .option('-V, --version', 'print the version')
+  .option('--json', 'print errors (and --version) as JSON too')
+  .addHelpText('after', ENVIRONMENT_HELP)
+  .configureOutput({ outputError: () => undefined }) // run() prints every error, as one line
+  .exitOverride();
+
+/** A group of commands; called without one of them it is a usage error, not a page of help on stderr. */
+function group(parent: Command, name: string, description: string): Command {
+  return parent
+    .command(name)
+    .description(description)
+    .usage('<command> [options]')
+    .argument('[command]')
+    .allowExcessArguments()
+    .action((given: string | undefined, _options: unknown, self: Command) => {
+      const known = self.commands.map((c) => c.name()).join(', ');
+      if (given) throw new UsageError('unknown_command', `unknown command '${name} ${given}' (one of: ${known})`);
+      throw new UsageError('missing_command', `'${name}' needs a command (one of: ${known}); see invoicing ${name} --help`);
+    });
+}
+
+const user = group(program, 'user', 'people who sign in');
 user
   .command('create')
-  .requiredOption('--email <email>')
-  .requiredOption('--password <password>')
+  .description('create a user; the password comes from a prompt or --password-stdin')
+  .requiredOption('--email <email>', 'sign-in e-mail address')
+  .option('--password-stdin', 'read the password from standard input (for scripts)')
+  .option('--password <password>', 'the password itself (discouraged: visible in process lists and shell history)')
   .option('--name <name>', 'display name', '')
   .action(async (o) => {
-    const { user: created } = await admin().createUser({ email: o.email, password: o.password, name: o.name });
+    const password = o.password ?? (await readNewPassword({ passwordStdin: o.passwordStdin }));
+    const { user: created } = await admin().createUser({ email: o.email, password, name: o.name });
     print({ id: created!.id, email: created!.email });
   });
 
-const workspace = program.command('workspace');
+const workspace = group(program, 'workspace', 'workspaces (accounts): members, legal identity, logo, document settings');
 workspace
   .command('create')
-  .requiredOption('--owner <email>')
+  .description('create a workspace owned by a user, with a live subscription')
+  .requiredOption('--owner <email>', 'e-mail address of the owning user')
   .option('--name <name>', 'legal entity name; omit for a personal workspace', '')
   .action(async (o) => print({ id: (await admin().createWorkspace({ owner_email: o.owner, name: o.name })).account_id }));
 workspace
   .command('add-member')
-  .requiredOption('--workspace <id>')
-  .requiredOption('--email <email>')
+  .description('add a user to a workspace')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .requiredOption('--email <email>', 'e-mail address of the user')
   .action(async (o) => print(await admin().addMember({ account_id: parsePositiveId(o.workspace, '--workspace'), email: o.email })));
 for (const [name, suspended] of [['suspend', true], ['unsuspend', false]] as const) {
   workspace
     .command(name)
-    .requiredOption('--workspace <id>')
+    .description(suspended ? 'make a workspace read-only (mutations answer 403 workspace_suspended)' : 'lift a suspension')
+    .requiredOption('--workspace <id>', 'workspace id')
     .action(async (o) => print(await admin().setWorkspaceSuspended({ account_id: parsePositiveId(o.workspace, '--workspace'), suspended })));
 }
 workspace
   .command('set-legal-identity')
-  .requiredOption('--workspace <id>')
+  .description("set the workspace's legal entity, the supplier printed on its documents")
+  .requiredOption('--workspace <id>', 'workspace id')
   .requiredOption('--data <json>', 'the legal_identity fields as JSON')
   .action(async (o) => {
     const { account } = await admin().setLegalIdentity({
@@ -100,7 +142,8 @@ workspace
 
 workspace
   .command('set-logo')
-  .requiredOption('--workspace <id>')
+  .description('set or remove the logo printed on documents')
+  .requiredOption('--workspace <id>', 'workspace id')
   .option('--file <path>', 'a PNG, JPEG, GIF or WebP image of at most 1 MiB')
   .option('--remove', 'remove the logo')
   .action(async (o) => {
@@ -113,7 +156,7 @@ workspace
 workspace
   .command('document-settings')
   .description('number format (YYYY, YY and a run of N), default currency and locale of documents')
-  .requiredOption('--workspace <id>')
+  .requiredOption('--workspace <id>', 'workspace id')
   .option('--number-format <format>', 'e.g. YYYYNNNNNN (the default) or FV-YY-NNNN')
   .option('--currency <code>', 'ISO 4217')
   .option('--locale <code>', 'e.g. cs, en')
@@ -127,10 +170,10 @@ workspace
     print(settings);
   });
 
-program
-  .command('plan')
+group(program, 'plan', "a workspace's subscription: active, features, caps, quotas")
   .command('set')
-  .requiredOption('--workspace <id>')
+  .description("change a workspace's plan; options not given stay as they are")
+  .requiredOption('--workspace <id>', 'workspace id')
   .option('--active <bool>', 'true or false')
   .option('--features <list>', 'comma-separated feature names (replaces the list)')
   .option('--cap <name=N...>', 'per-workspace cap, repeatable')
@@ -148,9 +191,10 @@ program
     print(res);
   });
 
-const token = program.command('token');
+const token = group(program, 'token', 'API credentials: personal access tokens and workspace tokens');
 token
   .command('create')
+  .description('create a token; prints it once (only its hash is kept)')
   .requiredOption('--kind <kind>', 'pat, live or test')
   .requiredOption('--scopes <list>', 'comma-separated scopes, or "all"')
   .option('--user <email>', 'owner of a personal access token')
@@ -170,14 +214,15 @@ token
   });
 token
   .command('revoke')
-  .requiredOption('--token <token>')
+  .description('revoke a token; gateways stop accepting it at once')
+  .requiredOption('--token <token>', 'the token to revoke')
   .action(async (o) => print({ revoked: (await admin().revokeApiKey({ token: o.token })).key_id }));
 
-program
-  .command('contact')
+group(program, 'contact', "contacts of a workspace")
   .command('suspend')
-  .requiredOption('--workspace <id>')
-  .requiredOption('--contact <id>')
+  .description('suspend a contact (its updates answer 403)')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .requiredOption('--contact <id>', 'contact id')
   .option('--test', 'the contact lives in the sandbox (test mode)')
   .action(async (o) => {
     const { contact } = await contactsClient().setContactSuspended({
@@ -188,12 +233,12 @@ program
     print({ id: contact!.id, suspended: contact!.suspended });
   });
 
-program
-  .command('cash-register')
+group(program, 'cash-register', 'cash registers (the API creates bank accounts only)')
   .command('create')
-  .requiredOption('--workspace <id>')
-  .requiredOption('--name <name>')
-  .option('--currency <code>')
+  .description('create a cash register in a workspace')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .requiredOption('--name <name>', 'its name')
+  .option('--currency <code>', 'ISO 4217 currency')
   .option('--test', 'create it in the sandbox (test mode)')
   .action(async (o) => {
     const { bank_account } = await bankingClient().createCashRegister({
@@ -204,16 +249,44 @@ program
     print({ id: bank_account!.id, name: bank_account!.name, account_type: 'cash' });
   });
 
+program
+  .usage('[options] <command>')
+  .argument('[command]')
+  .allowExcessArguments()
+  .action((given: string | undefined) => {
+    if (program.opts().version) return print({ version: version() });
+    const known = program.commands.map((c) => c.name()).join(', ');
+    if (given) throw new UsageError('unknown_command', `unknown command '${given}' (one of: ${known})`);
+    throw new UsageError('missing_command', `a command is needed (one of: ${known}); see invoicing --help`);
+  });
+
+function version(): string {
+  return (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+const snakeCase = (name: string) => name.replace(/^commander\./, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Any failure as one line: the code to branch on (JSON) or the message to read. */
+function describeFailure(err: unknown): { code: string; message: string; exitCode: number } {
+  if (err instanceof CommanderError) return { code: snakeCase(err.code), message: err.message.replace(/^error: /, ''), exitCode: 2 };
+  if (err instanceof UsageError) return { code: err.code, message: err.message, exitCode: 2 };
+  if (err instanceof RemoteCallError) return { code: err.detail.code, message: `${err.detail.code}: ${err.message}`, exitCode: 1 };
+  return { code: 'failed', message: err instanceof Error ? err.message : String(err), exitCode: 1 };
+}
+
 export async function run(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
   try {
     await program.parseAsync(argv, { from: 'user' });
-    process.stdout.write(JSON.stringify(output) + '\n');
+    const plainVersion = program.opts().version && !json;
+    process.stdout.write((plainVersion ? (output as { version: string }).version : JSON.stringify(output)) + '\n');
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode || 2;
-    const message = err instanceof RemoteCallError ? `${err.detail.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
-    process.stderr.write(`invoicing: ${message}\n`);
-    return 1;
+    if (err instanceof CommanderError && (err.code === 'commander.helpDisplayed' || err.code === 'commander.version')) return 0;
+    const failure = describeFailure(err);
+    const line = json ? JSON.stringify({ error: { code: failure.code, message: failure.message } }) : `invoicing: ${failure.message.replace(/\s*\n\s*/g, ' ')}`;
+    process.stderr.write(line + '\n');
+    return failure.exitCode;
   }
 }
 

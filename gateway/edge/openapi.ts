@@ -3,13 +3,14 @@
 // answer 429 and carries the rate-limit headers; every POST takes Idempotency-Key, may answer 409
 // and 400 (malformed key), and its success answers may be replays; every POST and PATCH may answer
 // 400, 413, 415 and 422 for its body (gateway/edge/body.ts); every authenticated operation 401, and
-// every workspace operation 402, 403 and 404 (workspace gating). The components referenced here
+// every workspace operation 402, 403 and 404 (workspace gating); every operation calls a service, so
+// may answer 503 (with Retry-After); every response carries X-Request-Id. The components referenced here
 // (parameters.IdempotencyKey, headers.*, responses.TooManyRequests / Conflict) live in openapi.yaml.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
 const ref = (pointer: string) => ({ $ref: pointer });
-const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const EVERY_RESPONSE_HEADERS = ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 const REPLAY_HEADERS = ['Idempotent-Replayed', 'X-Original-Request-Id'];
 
 export function withEdgePolicies(doc: Json): Json {
@@ -19,6 +20,7 @@ export function withEdgePolicies(doc: Json): Json {
       if (!operation) continue;
       const responses = (operation.responses ??= {}) as Json;
       responses['429'] ??= ref('#/components/responses/TooManyRequests');
+      responses['503'] ??= ref('#/components/responses/ServiceUnavailable');
       // Authentication, scopes and workspace gating are the gateway's, before any route runs.
       const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
       if (authenticated) responses['401'] ??= ref('#/components/responses/Unauthorized');
@@ -47,7 +49,7 @@ export function withEdgePolicies(doc: Json): Json {
       for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
         if (response.$ref) continue; // shared responses declare their headers in openapi.yaml
         const headers = (response.headers ??= {}) as Json;
-        for (const name of RATE_LIMIT_HEADERS) headers[name] ??= ref(`#/components/headers/${name}`);
+        for (const name of EVERY_RESPONSE_HEADERS) headers[name] ??= ref(`#/components/headers/${name}`);
         if (post && /^[23]/.test(status)) for (const name of REPLAY_HEADERS) headers[name] ??= ref(`#/components/headers/${name}`);
       }
     }

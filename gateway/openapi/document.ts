@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { repoRoot } from '../../services/shared/paths';
+import { withEdgePolicies } from '../edge/openapi';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -23,6 +24,11 @@ export function loadOpenApi(): Json {
     }
   }
   return doc;
+}
+
+/** The document as the gateway serves and enforces it: merged, with the edge policies applied. */
+export function servedOpenApi(): Json {
+  return withEdgePolicies(loadOpenApi());
 }
 
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');

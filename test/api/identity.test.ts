@@ -65,7 +65,8 @@ describe('health, readiness and the API description', () => {
     expect(doc.paths['/user/accounts'].get).toBeDefined();
     const page = await fetch(`${system.baseUrl}/docs`);
     expect(page.headers.get('content-type')).toContain('text/html');
-    expect(await page.text()).toContain('/api/v1/user/accounts');
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await page.text()).toContain('/api/v1/openapi.json');
   });
 });
 

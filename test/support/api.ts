@@ -1,10 +1,9 @@
 // HTTP client of the black-box suite. Every response it receives is validated against the OpenAPI
 // document (gateway/openapi), so the document and the running API cannot drift apart.
-import { withEdgePolicies } from '../../gateway/edge/openapi';
-import { loadOpenApi, OpenApiValidator } from '../../gateway/openapi/document';
+import { OpenApiValidator, servedOpenApi } from '../../gateway/openapi/document';
 
 // The document the gateway serves: the resource files plus the edge policies (429, 409, 413, 415…).
-const validator = new OpenApiValidator(withEdgePolicies(loadOpenApi()));
+const validator = new OpenApiValidator(servedOpenApi());
 const templates = Object.keys(validator.doc.paths ?? {}).map((template) => ({
   template,
   re: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$'),

@@ -1,0 +1,19 @@
+// What `invoicing --help` says beyond the commands: how the CLI finds the system, how it prints.
+export const ENVIRONMENT_HELP = `
+How it finds the running system:
+  embedded (npm start)  DATA_DIR         data directory of the running system (default ./.data); the
+                                         service addresses are read from DATA_DIR/runtime.json
+  distributed           IDENTITY_ADMIN_ADDR   identity's admin port, host:port (users, workspaces, plans,
+                                              tokens); setting it selects the distributed addressing
+                        DOCUMENTS_ADMIN_ADDR  documents' admin port, host:port (workspace document-settings)
+                        CONTACTS_ADDR         contacts service, host:port (contact suspend, cash-register create)
+                        GRPC_TLS_DIR          under mTLS: tls.crt, tls.key, ca.crt of the \`admin\` identity
+
+Output:
+  Every command prints one JSON object on stdout and exits 0. A failure prints one line on stderr
+  ("invoicing: <message>") and exits 1 (2 for a usage error); with --json that line is
+  {"error":{"code","message"}}.
+
+Passwords are never needed on the command line: "user create" prompts for one on a terminal, or
+reads it from standard input with --password-stdin (printf '%s' "$PASSWORD" | invoicing user create …).
+`;

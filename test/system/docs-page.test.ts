@@ -1,0 +1,84 @@
+// The reference page /docs (docs/decisions.md, "The reference"), opened in Chromium as a reader would:
+// Scalar renders every operation of the served document, with no console error, and not one request
+// leaves the gateway's origin (assets come from node_modules; fonts and telemetry are off) — so the
+// page works offline and under its Content-Security-Policy, whose violations Chromium reports as
+// console errors.
+import { Browser, chromium, Page } from 'playwright-core';
+import { servedOpenApi } from '../../gateway/openapi/document';
+import { startSystem, System } from '../support/system';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const doc = servedOpenApi();
+const operations = Object.values(doc.paths as Record<string, Record<string, { summary?: string; operationId?: string }>>).flatMap((item) =>
+  ['get', 'post', 'patch', 'put', 'delete'].filter((m) => item[m]).map((m) => item[m]),
+);
+
+let system: System;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+const foreignRequests: string[] = [];
+
+beforeAll(async () => {
+  system = await startSystem({ mode: 'embedded' });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const context = await browser.newContext();
+  const origin = new URL(system.baseUrl).origin;
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('data:') || url.startsWith('blob:') || new URL(url).origin === origin) return route.continue();
+    foreignRequests.push(url);
+    return route.abort();
+  });
+  page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(String(error)));
+  await page.goto(`${system.baseUrl}/docs`, { waitUntil: 'networkidle' });
+  // Scalar renders progressively: wait (bounded) until every summary is in the page; the test then names any missing.
+  const summaries = operations.map((op) => op.summary!);
+  await page
+    .waitForFunction(
+      // Runs in the page: `document` is the browser's (this project compiles without the DOM library).
+      (expected) => expected.every((summary) => (globalThis as unknown as { document: { body: { textContent: string | null } } }).document.body.textContent?.includes(summary)),
+      summaries,
+      { timeout: 60_000 },
+    )
+    .catch(() => undefined);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await system?.stop();
+});
+
+describe('GET /docs in a browser', () => {
+  it('shows every operation of the document', async () => {
+    const text = (await page.locator('body').textContent()) ?? '';
+    const missing = operations.filter((op) => !text.includes(op.summary!)).map((op) => op.operationId);
+    expect(missing).toEqual([]);
+  });
+
+  it('shows the authentication and limits sections of the description', async () => {
+    const text = (await page.locator('body').textContent()) ?? '';
+    for (const heading of ['Authentication', 'Limits', 'Retries and idempotency']) expect(text).toContain(heading);
+  });
+
+  it('logs no console error (no Content-Security-Policy violation either)', () => {
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('sends no request to another origin', () => {
+    expect(foreignRequests).toEqual([]);
+  });
+
+  it('is served with a Content-Security-Policy that allows scripts from the origin only', async () => {
+    const res = await fetch(`${system.baseUrl}/docs`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toMatch(/script-src 'self'(;|$)/);
+    expect(csp).toMatch(/connect-src 'self'(;|$)/);
+    expect(csp).not.toMatch(/unsafe-eval|https?:/);
+    expect(await res.text()).not.toMatch(/<script>(?!<\/script>)|<script(?![^>]*\bsrc=)[^>]*>/);
+  });
+});
