@@ -140,10 +140,14 @@ function findItems(lines: Line[], end: number, broad: boolean): { items: Item[];
   const items: Item[] = [];
   let pendingName: string | null = null;
   for (let i = start + 1; i < end; i++) {
-    const text = lines[i].text.replace(PERCENT, ' ');
-    const tokens = findMoney(text);
-    const firstNumber = findNumbers(text)[0];
-    const name = (firstNumber ? text.slice(0, firstNumber.index) : text).replace(/\s+/g, ' ').trim();
+    const segments = lines[i].segments;
+    // In a table the first column is the name, digits and all ("Hosting na 12 mesiacov", "Mlieko 1,5 %").
+    const tableRow = segments.length >= 2 && /\p{L}{2}/u.test(segments[0].text) && findMoney(segments[0].text).length === 0;
+    const rest = (tableRow ? segments.slice(1).map((s) => s.text).join('  ') : lines[i].text).replace(PERCENT, ' ');
+    const text = tableRow ? `${segments[0].text}  ${rest}` : rest;
+    const tokens = findMoney(rest);
+    const firstNumber = tableRow ? undefined : findNumbers(rest)[0];
+    const name = (tableRow ? segments[0].text : firstNumber ? rest.slice(0, firstNumber.index) : rest).replace(/\s+/g, ' ').trim();
     if (tokens.length === 0) {
       // A receipt's name line, with "2 x 0,15  0,30" on the next line.
       pendingName = /\p{L}{2}/u.test(name) && !/[:]/.test(name) ? name : null;
@@ -153,11 +157,11 @@ function findItems(lines: Line[], end: number, broad: boolean): { items: Item[];
     pendingName = null;
     if (!itemName || (!hasHeader && !broad && /[:]/.test(itemName))) continue;
     if (!hasHeader && (LABELS.registrationId.test(text) || LABELS.vatId.test(text) || LABELS.taxId.test(text) || LABELS.issueDate.test(text) || LABELS.genericDate.test(text) || LABELS.documentNumber.test(text))) continue;
-    const numbers = findNumbers(text.slice(firstNumber && /\p{L}{2}/u.test(name) ? firstNumber.index : 0)).filter((n) => !/^\d{4,}$/.test(n.raw) || n.moneyLike);
+    const numbers = findNumbers(tableRow ? rest : rest.slice(firstNumber && /\p{L}{2}/u.test(name) ? firstNumber.index : 0)).filter((n) => !/^\d{4,}$/.test(n.raw) || n.moneyLike);
     const total = tokens[tokens.length - 1].value;
     let quantity: string | null = null;
     let unit_price: string | null = null;
-    const x = /(\d+(?:[.,]\d+)?)\s*(?:x|×|\*)\s*(\d[\d .,]*\d)/iu.exec(text);
+    const x = /(?<![\d.,])(\d+(?:[.,]\d+)?)\s*(?:x|×|\*)\s*(\d[\d .,]*\d)/iu.exec(rest);
     if (x) {
       quantity = new Decimal(x[1].replace(',', '.')).toString();
       unit_price = findMoney(x[2])[0]?.value ?? null;

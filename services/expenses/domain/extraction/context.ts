@@ -35,14 +35,21 @@ export function segmentBelow(lines: Line[], i: number, seg: Segment): Segment | 
 
 /** The lines of a block (supplier, customer) under its label, in the label's column, up to a blank
  * gap or another label. Returns the block's text lines (label line's rest included). */
-export function blockBelow(lines: Line[], i: number, label: RegExp, stop: RegExp, maxLines = 8): { text: string; line: number }[] {
+export interface BlockLine {
+  text: string;
+  line: number;
+  /** The block's own segments of that line (its column only). */
+  segments: Segment[];
+}
+
+export function blockBelow(lines: Line[], i: number, label: RegExp, stop: RegExp, maxLines = 8): BlockLine[] {
   const line = lines[i];
   const seg = line.segments.find((s) => label.test(s.text));
   if (!seg) return [];
-  const out: { text: string; line: number }[] = [];
+  const out: BlockLine[] = [];
   const m = label.exec(seg.text)!;
   const rest = seg.text.slice(m.index + m[0].length).replace(/^[\s:]+/, '').trim();
-  if (rest) out.push({ text: rest, line: i });
+  if (rest) out.push({ text: rest, line: i, segments: [{ ...seg, text: rest }] });
   // The column of the block: from the label's left edge to the next segment on the label line.
   const labelIndex = line.segments.indexOf(seg);
   const right = line.segments[labelIndex + 1]?.x0 ?? 1.01;
@@ -55,7 +62,7 @@ export function blockBelow(lines: Line[], i: number, label: RegExp, stop: RegExp
     }
     const text = inColumn.map((s) => s.text).join('  ');
     if (stop.test(text) && !label.test(text)) break;
-    out.push({ text, line: j });
+    out.push({ text, line: j, segments: inColumn });
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // letterheads, the first lines of the document; its identifiers chosen by their checksums.
 import { ExtractedSupplier } from '../../ports/extractor';
 import { digitsFromLookalikes, isValidIco, isValidVatId } from './checks';
-import { blockBelow, valuesAfterLabel } from './context';
+import { BlockLine, blockBelow, segmentBelow } from './context';
 import { COUNTRIES, LABELS, LEGAL_FORM, TITLES } from './labels';
 import { Line } from './layout';
 
@@ -30,7 +30,7 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
       for (const b of blockBelow(lines, i, LABELS.customerBlock, stop, 9)) customerLines.add(b.line);
     }
   }
-  let block: { text: string; line: number }[] = [];
+  let block: BlockLine[] = [];
   let fromLabel = false;
   const labelLine = lines.findIndex((l) => l.segments.some((s) => LABELS.supplierBlock.test(s.text) && s.text.length < 40));
   if (labelLine >= 0) {
@@ -47,7 +47,7 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
         continue;
       }
       if (TITLES.test(text) && block.length === 0) continue;
-      block.push({ text, line: i });
+      block.push({ text, line: i, segments: lines[i].segments.slice(0, 1) });
     }
   }
 
@@ -96,12 +96,12 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
   }
 
   // Identifiers: inside the supplier's block first, else anywhere outside the customer's block.
-  const blockLines = new Set(block.map((b) => b.line));
-  const scopes = fromLabel ? [(i: number) => blockLines.has(i) || isBlockNeighbour(i, block), (i: number) => !customerLines.has(i)] : [(i: number) => !customerLines.has(i)];
-  for (const inScope of scopes) {
-    readIds(lines, inScope, supplier, confidence, broad);
-    if (supplier.registration_id || supplier.vat_id) break;
+  if (fromLabel) {
+    // The block's own column only: the customer's ids often sit on the same lines, one column over.
+    const page = lines[block[0].line].page;
+    readIds(block.map((b) => ({ page, segments: b.segments, text: b.text })), () => true, supplier, confidence, broad);
   }
+  if (!supplier.registration_id && !supplier.vat_id) readIds(lines, (i) => !customerLines.has(i), supplier, confidence, broad);
   if (!supplier.address.country_alpha2 && supplier.vat_id) {
     supplier.address.country_alpha2 = supplier.vat_id.slice(0, 2) === 'EL' ? 'GR' : supplier.vat_id.slice(0, 2);
     confidence['supplier.address.country_alpha2'] = 0.7;
@@ -109,65 +109,73 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
   return { supplier, confidence, customerLines };
 }
 
-/** Ids printed a few lines under the block (supplier blocks end at the ids, sometimes after a gap). */
-function isBlockNeighbour(i: number, block: { line: number }[]): boolean {
-  if (block.length === 0) return false;
-  const last = block[block.length - 1].line;
-  return i > last && i <= last + 3;
+type IdKind = 'vat' | 'tax' | 'reg';
+/** One pass over a segment finds every id label; at one position the VAT label ("IČ DPH") beats the
+ * shorter registration label ("IČ"). */
+const ID_LABELS = new RegExp(`(?<vat>${LABELS.vatId.source})|(?<tax>${LABELS.taxId.source})|(?<reg>${LABELS.registrationId.source})`, 'giu');
+
+/** Label → value pairs of a segment: "IČO: 123 · DIČ: 456" gives two; an empty value is read from
+ * the next segment or the segment below. */
+function labelledIds(lines: Line[], i: number): { kind: IdKind; value: string; labelText: string }[] {
+  const out: { kind: IdKind; value: string; labelText: string }[] = [];
+  const segments = lines[i].segments;
+  segments.forEach((seg, k) => {
+    const matches = [...seg.text.matchAll(ID_LABELS)];
+    matches.forEach((m, n) => {
+      const from = m.index! + m[0].length;
+      const to = n + 1 < matches.length ? matches[n + 1].index! : seg.text.length;
+      let value = seg.text.slice(from, to).replace(/^[\s:.#]+/u, '').replace(/[\s·|,;]+$/u, '').trim();
+      if (!value && n === matches.length - 1) value = segments[k + 1]?.text ?? segmentBelow(lines, i, seg)?.text ?? '';
+      const kind: IdKind = m.groups!.vat ? 'vat' : m.groups!.tax ? 'tax' : 'reg';
+      out.push({ kind, value, labelText: m[0] });
+    });
+  });
+  return out;
 }
 
 function readIds(lines: Line[], inScope: (i: number) => boolean, supplier: ExtractedSupplier, confidence: Record<string, number>, broad: boolean): void {
   for (let i = 0; i < lines.length; i++) {
     if (!inScope(i)) continue;
-    const text = lines[i].text;
-    for (const seg of lines[i].segments) {
-      // The VAT id label first: "IČ DPH" contains "IČ".
-      if (!supplier.vat_id && LABELS.vatId.test(seg.text)) {
-        const vat = firstVatId(valuesAfterLabel(lines, i, LABELS.vatId).map((v) => v.text), broad);
+    for (const { kind, value, labelText } of labelledIds(lines, i)) {
+      if (kind === 'vat' && !supplier.vat_id) {
+        const vat = firstVatId([value], broad);
         if (vat) {
           supplier.vat_id = vat;
           confidence['supplier.vat_id'] = 0.97;
-          continue;
         }
-      }
-      if (!supplier.tax_id && LABELS.taxId.test(seg.text) && !LABELS.vatId.test(seg.text)) {
-        const value = valuesAfterLabel(lines, i, LABELS.taxId)[0]?.text.split(/\s{2,}/)[0];
-        const token = value?.match(/^[A-Z]{0,2}[\d/ -]{6,16}\d/u)?.[0]?.trim();
-        if (token) {
-          if (/^[A-Z]{2}/.test(token)) {
-            const vat = firstVatId([token], broad);
-            if (vat && !supplier.vat_id) {
-              supplier.vat_id = vat;
-              confidence['supplier.vat_id'] = 0.95;
-            }
-          } else {
-            supplier.tax_id = token.replace(/\s+/g, ' ');
-            confidence['supplier.tax_id'] = /^\d{10}$/.test(token) ? 0.9 : 0.8;
+      } else if (kind === 'tax' && !supplier.tax_id) {
+        const token = value.match(/^[A-Z]{0,2}[\d/ -]{6,16}\d/u)?.[0]?.trim();
+        if (!token) continue;
+        if (/^[A-Z]{2}/.test(token)) {
+          // "DIČ: CZ12345678" — in Czechia the DIČ is the VAT id.
+          const vat = firstVatId([token], broad);
+          if (vat && !supplier.vat_id) {
+            supplier.vat_id = vat;
+            confidence['supplier.vat_id'] = 0.95;
           }
-          continue;
+        } else {
+          supplier.tax_id = token.replace(/\s+/g, ' ');
+          confidence['supplier.tax_id'] = /^\d{10}$/.test(token) ? 0.9 : 0.8;
         }
-      }
-      if (!supplier.registration_id && LABELS.registrationId.test(seg.text) && !LABELS.vatId.test(seg.text)) {
-        const value = valuesAfterLabel(lines, i, LABELS.registrationId)[0]?.text ?? '';
-        const ico = value.match(/^\d[\d ]{5,9}\d/)?.[0]?.replace(/\s/g, '') ?? (broad ? digitsFromLookalikes(value.split(/\s/)[0] ?? '').match(/^\d{8}$/)?.[0] : undefined);
-        if (ico && ico.length === 8 && isValidIco(ico)) {
-          supplier.registration_id = ico;
+      } else if (kind === 'reg' && !supplier.registration_id) {
+        const digits = value.match(/^\d[\d ]{5,9}\d/)?.[0]?.replace(/\s/g, '') ?? (broad ? digitsFromLookalikes(value.split(/\s/)[0] ?? '').match(/^\d{8}$/)?.[0] : undefined);
+        const register = `${labelText} ${value}`.match(/\b(HR[AB])\s?(\d{2,6})\b/i);
+        if (digits && digits.length === 8 && isValidIco(digits)) {
+          supplier.registration_id = digits;
           confidence['supplier.registration_id'] = 0.97;
-        } else if (/^(?:HRB?|HRA)\s?\d+/i.test(value) || /hrb?\b/i.test(seg.text)) {
-          const hr = (/^(?:HRB?|HRA)\s?\d+/i.test(value) ? value : `${seg.text.match(/HR[AB]?\b/i)?.[0] ?? 'HRB'} ${value}`).match(/(?:HR[AB]?)\s?\d+/i)?.[0];
-          if (hr) {
-            supplier.registration_id = hr.replace(/\s+/, ' ');
-            confidence['supplier.registration_id'] = 0.8;
-          }
-        } else if (ico && /^\d{6,8}$/.test(ico) && !/ič/i.test(seg.text)) {
-          supplier.registration_id = ico;
-          confidence['supplier.registration_id'] = 0.7;
+        } else if (register) {
+          supplier.registration_id = `${register[1].toUpperCase()} ${register[2]}`;
+          confidence['supplier.registration_id'] = 0.85;
+        } else if (digits && /^\d{6,8}$/.test(digits) && !/ič/iu.test(labelText)) {
+          // A company number without a checksum (UK Companies House): taken when labelled.
+          supplier.registration_id = digits;
+          confidence['supplier.registration_id'] = 0.75;
         }
       }
     }
     // Unlabelled VAT ids ("SK2020123456" on a receipt's header line).
     if (!supplier.vat_id) {
-      const vat = firstVatId([text], false);
+      const vat = firstVatId(lines[i].segments.map((seg) => seg.text), false);
       if (vat) {
         supplier.vat_id = vat;
         confidence['supplier.vat_id'] = 0.85;
