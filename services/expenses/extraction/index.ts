@@ -8,7 +8,7 @@ import { mergeReadings } from '../domain/extraction/merge';
 import { prepareImage, RawImage } from './images';
 import { checkAborted, withTimeout } from './limits';
 import { OcrEngine, OcrLanguage, PSM } from './ocr';
-import { openPdf, pageImage, textLines } from './pdf';
+import { checkImageSizes, openPdf, pageImage, textLines } from './pdf';
 import { ProviderOptions, askProvider } from './provider';
 
 export interface ExtractorOptions {
@@ -91,6 +91,7 @@ export function createExtractor(options: ExtractorOptions = {}): Extractor {
           method = 'text_layer';
           readings = [[{ lines: text.flat(), confidence: 1 }]];
         } else {
+          await checkImageSizes(input.bytes, limits.maxPixels);
           const perPage: { lines: Line[]; confidence: number }[][] = [];
           for (let n = 1; n <= Math.min(doc.numPages, limits.maxOcrPages); n++) {
             checkAborted(signal);

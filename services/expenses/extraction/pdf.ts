@@ -1,6 +1,7 @@
 // PDFs: the text layer as positioned lines, and the page images of scanned (image-only) PDFs.
 // Scans are rasterised by taking each page's embedded image (a scanner or a phone app writes one image
 // per page): no renderer binary, no canvas; vector-only pages without text are not OCR'd (docs/extraction.md).
+import { PDFDocument, PDFName, PDFNumber, PDFRawStream } from 'pdf-lib';
 import { ExtractionFailure } from '../ports/extractor';
 import { Line, linesFromWords, Word } from '../domain/extraction/layout';
 import { loadPdfJs, PdfDocument, PdfImage, PdfPage } from './pdfjs';
@@ -14,7 +15,8 @@ export interface PdfLimits {
 export async function openPdf(bytes: Uint8Array, limits: PdfLimits, signal?: AbortSignal): Promise<PdfDocument> {
   const pdfjs = await loadPdfJs();
   // PDF.js detaches the buffer it is given; hand it a copy so the caller's bytes stay intact.
-  const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, useSystemFonts: false, disableFontFace: true, verbosity: 0, stopAtErrors: false });
+  // maxImageSize: PDF.js skips (never decodes) images above the pixel cap.
+  const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, useSystemFonts: false, disableFontFace: true, verbosity: 0, stopAtErrors: false, maxImageSize: limits.maxPixels });
   let doc: PdfDocument;
   try {
     doc = await abortable(task.promise, signal, () => void task.destroy());
@@ -64,4 +66,23 @@ export async function pageImage(page: PdfPage, maxPixels: number, signal?: Abort
     if (!best || image.width * image.height > best.width * best.height) best = image;
   }
   return best;
+}
+
+/** Refuses a PDF whose image declares more pixels than the cap (a decompression bomb: a few kB of
+ * deflated zeros declaring 40 000 × 40 000 pixels), from the image dictionaries alone — nothing decoded. */
+export async function checkImageSizes(bytes: Uint8Array, maxPixels: number): Promise<void> {
+  let doc: PDFDocument;
+  try {
+    doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false });
+  } catch {
+    return; // PDF.js has read it; pdf-lib's stricter parser is only a pre-check
+  }
+  for (const [, object] of doc.context.enumerateIndirectObjects()) {
+    if (!(object instanceof PDFRawStream) || object.dict.get(PDFName.of('Subtype')) !== PDFName.of('Image')) continue;
+    const width = object.dict.get(PDFName.of('Width'));
+    const height = object.dict.get(PDFName.of('Height'));
+    if (width instanceof PDFNumber && height instanceof PDFNumber && width.asNumber() * height.asNumber() > maxPixels) {
+      throw new ExtractionFailure('too_large', `the PDF holds a ${width.asNumber()}×${height.asNumber()} pixel image`);
+    }
+  }
 }

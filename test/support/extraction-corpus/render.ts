@@ -89,6 +89,15 @@ export async function makeCorpus(options: CorpusOptions): Promise<CorpusEntry[]>
     const context = await browser.newContext({ deviceScaleFactor: 2 });
     const page = await context.newPage();
     for (const doc of docs) {
+      const files = kinds.map((kind) => [kind, fileOf(options.dir, doc.id, kind)] as const);
+      if (files.every(([, file]) => existsSync(file) && existsSync(`${file}.json`))) {
+        // Cached: each document has its own seeded randomness, so skipping one changes no other.
+        for (const [kind, file] of files) {
+          entries.push({ file, kind, contentType: contentTypeOf(file), document: doc });
+          options.onProgress?.(entries.length, total, file);
+        }
+        continue;
+      }
       const r = new Rand(rng(options.seed * 31 + Number(doc.id.slice(0, 3))));
       const receipt = doc.layout === 'receipt';
       await page.setViewportSize({ width: receipt ? 302 : 794, height: 600 });
@@ -139,4 +148,14 @@ export async function makeCorpus(options: CorpusOptions): Promise<CorpusEntry[]>
 export function corpusDir(seed: number, documents: number): string {
   const cache = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache');
   return path.join(process.env.EXTRACTION_CORPUS_DIR ?? path.join(cache, 'invoicing-extraction-corpus'), `seed-${seed}-n${documents}`);
+}
+
+function fileOf(dir: string, id: string, kind: FileKind): string {
+  const base = path.join(dir, `${id}-${kind}`);
+  if (kind === 'image') return `${base}.${Number(id.slice(0, 3)) % 2 === 1 ? 'jpg' : 'png'}`;
+  return kind === 'photo' ? `${base}.jpg` : `${base}.pdf`;
+}
+
+function contentTypeOf(file: string): CorpusEntry['contentType'] {
+  return file.endsWith('.pdf') ? 'application/pdf' : file.endsWith('.png') ? 'image/png' : 'image/jpeg';
 }

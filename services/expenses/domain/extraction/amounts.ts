@@ -184,6 +184,15 @@ function findItems(lines: Line[], end: number, broad: boolean): { items: Item[];
         quantity = '1';
         unit_price = money(total);
       }
+      // A quantity column OCR dropped: the unit price divides the total exactly.
+      const lastUnit = [...before].reverse().find((n) => n.moneyLike);
+      if (!quantity && lastUnit && new Decimal(lastUnit.value).gt(0)) {
+        const ratio = new Decimal(total).div(lastUnit.value);
+        if (ratio.isInteger() && ratio.gte(1) && ratio.lte(1000)) {
+          quantity = ratio.toString();
+          unit_price = money(lastUnit.value);
+        }
+      }
     }
     items.push({ name: itemName.replace(/\s+\S+$/u, (w) => (UNIT.test(w.trim()) ? '' : w)).trim(), quantity, unit_price: unit_price ? money(unit_price) : null, total: money(total) });
     itemLines.add(i);

@@ -1,7 +1,25 @@
 // What invoices and receipts in sk, cs, en and de print before each field. Ordered most specific
 // first: the first label that matches a line wins for that line.
 
-const re = (parts: string[]) => new RegExp(`(?:${parts.join('|')})`, 'iu');
+/** OCR drops or swaps diacritics ("ICO", "Fállig"): every accented letter of a label also matches its
+ * base letter and the base letter's other accented forms. */
+const VARIANTS: Record<string, string> = { a: 'aáäàâ', c: 'cč', d: 'dď', e: 'eéěè', i: 'ií', l: 'lľĺ', n: 'nň', o: 'oóôö', r: 'rřŕ', s: 'sšß', t: 'tť', u: 'uúůü', y: 'yý', z: 'zž' };
+export function tolerant(source: string): string {
+  let inClass = false;
+  let out = '';
+  for (const ch of source) {
+    if (ch === '[' && !out.endsWith('\\')) inClass = true;
+    else if (ch === ']' && !out.endsWith('\\')) inClass = false;
+    const base = ch.normalize('NFD')[0].toLowerCase();
+    const variants = ch.normalize('NFD').length > 1 ? VARIANTS[base] : undefined;
+    out += variants ? (inClass ? variants : `[${variants}]`) : ch;
+  }
+  return out;
+}
+
+/** `\b` knows ASCII letters only ("IČ" ends in a non-word character); labels use a letter-aware boundary. */
+const BOUNDARY = '(?:(?<=[\\p{L}\\p{N}])(?![\\p{L}\\p{N}])|(?<![\\p{L}\\p{N}])(?=[\\p{L}\\p{N}]))';
+const re = (parts: string[]) => new RegExp(`(?:${parts.map((p) => tolerant(p).replace(/\\b/g, BOUNDARY)).join('|')})`, 'iu');
 
 export const LABELS = {
   supplierBlock: re(['dodávateľ', 'dodavatel', 'predávajúci', 'prodávající', 'supplier', 'seller', 'vendor', 'lieferant', 'verkäufer', 'rechnungssteller', 'auftragnehmer', '^from\\b']),
@@ -29,9 +47,9 @@ export const LABELS = {
   iban: re(['iban']),
   bic: re(['bic', 'swift']),
   variableSymbol: re(['variabilný symbol', 'variabilní symbol', 'var\\. ?symbol', '\\bv\\.? ?s\\.?(?=[:\\s])']),
-  registrationId: re(['ičo', '\\bič(?!\\s*dph)\\b', 'reg(?:istration)?\\.?\\s*(?:no|number|id)', 'company\\s*(?:no|number|id|reg)', 'handelsregister', 'registernummer', 'firmenbuch', '\\bhrb?\\b']),
+  registrationId: re(['\\bičo\\b', '\\bič(?!\\s*dph)\\b', 'reg(?:istration)?\\.?\\s*(?:no|number|id)', 'company\\s*(?:no|number|id|reg)', 'handelsregister', 'registernummer', 'firmenbuch', '\\bhrb?\\b']),
   vatId: re(['ič dph', 'ič\\s*dph', 'vat\\s*(?:id|no|number|reg)', 'ust-?\\s?id(?:nr)?', 'umsatzsteuer-?id', 'ust\\.?-?idnr', 'mwst-?nr']),
-  taxId: re(['dič', 'steuer-?nummer', 'st\\.?-?nr', 'tax\\s*(?:id|no|number)', '\\butr\\b']),
+  taxId: re(['\\bdič\\b', 'steuer-?nummer', 'st\\.?-?nr', 'tax\\s*(?:id|no|number)', '\\butr\\b']),
   itemHeader: re(['popis', 'položka', 'názov', 'označenie', 'description', 'item', 'bezeichnung', 'artikel', 'leistung', 'produkt', 'product', 'tovar', 'zboží']),
   itemHeaderQuantity: re(['množ', 'mn\\.', 'počet', 'qty', 'quantity', 'menge', 'anz', 'ks\\b', 'units']),
 };

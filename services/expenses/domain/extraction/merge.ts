@@ -46,13 +46,15 @@ export function mergeReadings(readings: ParsedFields[]): ParsedFields {
     set(fields, path, winner ? winner.value : null);
     if (winner) confidence[path] = Math.min(0.99, winner.best + (winner.score > winner.best ? 0.03 : 0));
   }
-  const amountScore = (r: ParsedFields) => AMOUNT_GROUP.reduce((s, k) => s + (r.confidence[k] ?? 0), 0);
+  const present = (v: unknown) => v !== null && !(Array.isArray(v) && v.length === 0);
+  const amountScore = (r: ParsedFields) => AMOUNT_GROUP.reduce((s, k) => s + (present(r.fields[k]) ? (r.confidence[k] ?? 0.5) : 0), 0);
   const amounts = readings.reduce((best, r) => (amountScore(r) > amountScore(best) ? r : best), first);
   for (const k of AMOUNT_GROUP) {
     (fields as unknown as Record<string, unknown>)[k] = amounts.fields[k];
     if (amounts.confidence[k] !== undefined) confidence[k] = amounts.confidence[k];
   }
-  const items = readings.reduce((best, r) => ((r.confidence.line_items ?? 0) > (best.confidence.line_items ?? 0) ? r : best), first);
+  const itemScore = (r: ParsedFields) => (r.fields.line_items.length > 0 ? (r.confidence.line_items ?? 0.5) : 0);
+  const items = readings.reduce((best, r) => (itemScore(r) > itemScore(best) ? r : best), first);
   fields.line_items = items.fields.line_items;
   if (items.confidence.line_items !== undefined) confidence.line_items = items.confidence.line_items;
   return { fields, confidence };

@@ -159,7 +159,9 @@ function readIds(lines: Line[], inScope: (i: number) => boolean, supplier: Extra
         }
       } else if (kind === 'reg' && !supplier.registration_id) {
         const digits = value.match(/^\d[\d ]{5,9}\d/)?.[0]?.replace(/\s/g, '') ?? (broad ? digitsFromLookalikes(value.split(/\s/)[0] ?? '').match(/^\d{8}$/)?.[0] : undefined);
-        const register = `${labelText} ${value}`.match(/\b(HR[AB])\s?(\d{2,6})\b/i);
+        // "Handelsregister: Amtsgericht Köln, HRB" with the number wrapped onto the next line.
+        const wrapped = /HR[AB]$/i.test(value) ? `${value} ${lines[i + 1]?.segments[0]?.text ?? ''}` : value;
+        const register = `${labelText} ${wrapped}`.match(/\b(HR[AB])\s?(\d{2,6})\b/i);
         if (digits && digits.length === 8 && isValidIco(digits)) {
           supplier.registration_id = digits;
           confidence['supplier.registration_id'] = 0.97;
