@@ -6,7 +6,7 @@ import { ParsedFields, parseFields } from '../domain/extraction/fields';
 import { Line, linesFromWords } from '../domain/extraction/layout';
 import { mergeReadings } from '../domain/extraction/merge';
 import { prepareImage, RawImage } from './images';
-import { checkAborted, withTimeout } from './limits';
+import { abortable, checkAborted, withTimeout } from './limits';
 import { OcrEngine, OcrLanguage, PSM } from './ocr';
 import { checkImageSizes, openPdf, pageImage, textLines } from './pdf';
 import { ProviderOptions, askProvider } from './provider';
@@ -61,7 +61,8 @@ export function createExtractor(options: ExtractorOptions = {}): Extractor {
 
   /** OCR readings of one image: one per page-segmentation mode of the tier. */
   async function ocrImage(image: Buffer | RawImage, escalated: boolean, page: number, signal: AbortSignal): Promise<{ lines: Line[]; confidence: number }[]> {
-    const prepared = await prepareImage(image, limits.maxPixels, escalated);
+    // sharp cannot be interrupted; the job stops waiting for it at once.
+    const prepared = await abortable(prepareImage(image, limits.maxPixels, escalated), signal);
     checkAborted(signal);
     // Standard: automatic segmentation (columns, tables). Escalated adds single-block and sparse text,
     // which recover rows that automatic segmentation splits or drops on receipts and skewed photos.

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createWorker, OEM, PSM, Worker } from 'tesseract.js';
 import { ExtractionFailure } from '../ports/extractor';
 import { Word } from '../domain/extraction/layout';
-import { checkAborted } from './limits';
+import { abortable, checkAborted } from './limits';
 
 export type OcrLanguage = 'eng' | 'deu' | 'ces' | 'slk';
 
@@ -60,7 +60,15 @@ export class OcrEngine {
 
   async recognize(png: Buffer, psm: PSM, signal?: AbortSignal): Promise<OcrPage> {
     checkAborted(signal);
-    const worker = await this.acquire(signal);
+    const acquiring = this.acquire(signal);
+    let worker: Worker;
+    try {
+      worker = await abortable(acquiring, signal);
+    } catch (error) {
+      // Aborted while a worker was starting (loading the models takes seconds): it joins the pool unused.
+      acquiring.then((w) => this.release(w), () => undefined);
+      throw error;
+    }
     let timedOut = false;
     const onAbort = () => {
       timedOut = true;

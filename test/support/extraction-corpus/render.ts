@@ -26,6 +26,8 @@ export interface CorpusOptions {
   documents: number;
   kinds?: FileKind[];
   chromiumPath?: string;
+  /** Only these documents and kinds (tests: a few files of each kind). */
+  pick?: (doc: CorpusDocument, kind: FileKind) => boolean;
   onProgress?: (done: number, total: number, file: string) => void;
 }
 
@@ -83,13 +85,15 @@ export async function makeCorpus(options: CorpusOptions): Promise<CorpusEntry[]>
   mkdirSync(options.dir, { recursive: true });
   const docs = corpusDocuments(options.seed, options.documents);
   const entries: CorpusEntry[] = [];
-  const total = docs.length * kinds.length;
+  const total = docs.reduce((n, doc) => n + kinds.filter((kind) => options.pick?.(doc, kind) ?? true).length, 0);
   const browser = await chromium.launch({ executablePath: options.chromiumPath ?? chromiumPath(), args: ['--font-render-hinting=none'] });
   try {
     const context = await browser.newContext({ deviceScaleFactor: 2 });
     const page = await context.newPage();
     for (const doc of docs) {
-      const files = kinds.map((kind) => [kind, fileOf(options.dir, doc.id, kind)] as const);
+      const docKinds = kinds.filter((kind) => options.pick?.(doc, kind) ?? true);
+      if (docKinds.length === 0) continue;
+      const files = docKinds.map((kind) => [kind, fileOf(options.dir, doc.id, kind)] as const);
       if (files.every(([, file]) => existsSync(file) && existsSync(`${file}.json`))) {
         // Cached: each document has its own seeded randomness, so skipping one changes no other.
         for (const [kind, file] of files) {
@@ -109,7 +113,7 @@ export async function makeCorpus(options: CorpusOptions): Promise<CorpusEntry[]>
         writeFileSync(`${file}.json`, JSON.stringify({ id: doc.id, kind, contentType, lang: doc.lang, layout: doc.layout, fields: doc.fields }, null, 2));
         options.onProgress?.(entries.length, total, file);
       };
-      for (const kind of kinds) {
+      for (const kind of docKinds) {
         const base = path.join(options.dir, `${doc.id}-${kind}`);
         if (kind === 'text_pdf') {
           const file = `${base}.pdf`;

@@ -149,8 +149,9 @@ function findItems(lines: Line[], end: number, broad: boolean): { items: Item[];
     const firstNumber = tableRow ? undefined : findNumbers(rest)[0];
     const name = (tableRow ? segments[0].text : firstNumber ? rest.slice(0, firstNumber.index) : rest).replace(/\s+/g, ' ').trim();
     if (tokens.length === 0) {
-      // A receipt's name line, with "2 x 0,15  0,30" on the next line.
-      pendingName = /\p{L}{2}/u.test(name) && !/[:]/.test(name) ? name : null;
+      // A receipt's name line, with "2 x 0,15  0,30" on the next line; digits and all ("Mlieko 1,5 %").
+      const whole = lines[i].text.replace(/\s+/g, ' ').trim();
+      pendingName = /\p{L}{2}/u.test(whole) && !/[:]/.test(whole) ? whole : null;
       continue;
     }
     const itemName = /\p{L}{2}/u.test(name) ? name : pendingName;
