@@ -69,16 +69,24 @@ export class OcrEngine {
       acquiring.then((w) => this.release(w), () => undefined);
       throw error;
     }
-    let timedOut = false;
-    const onAbort = () => {
-      timedOut = true;
-      // The only way to stop a recognition in progress; the pool creates a fresh worker next time.
+    let discarded = false;
+    /** Terminates the worker and frees its pool slot (once); a waiting job gets a fresh worker. */
+    const discard = () => {
+      if (discarded) return;
+      discarded = true;
+      this.created--;
       void worker.terminate().catch(() => undefined);
+      this.startForWaiter();
     };
+    // The only way to stop a recognition in progress is to terminate its worker.
+    const onAbort = () => discard();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await worker.setParameters({ tessedit_pageseg_mode: psm, preserve_interword_spaces: '1', user_defined_dpi: '300' });
-      const { data } = await worker.recognize(png, {}, { blocks: true, text: false });
+      // Raced with the signal too: a terminated worker's promise need not settle.
+      const { data } = await abortable(
+        worker.setParameters({ tessedit_pageseg_mode: psm, preserve_interword_spaces: '1', user_defined_dpi: '300' }).then(() => worker.recognize(png, {}, { blocks: true, text: false })),
+        signal,
+      );
       const words: Word[] = [];
       let confidenceSum = 0;
       for (const block of data.blocks ?? []) {
@@ -95,13 +103,36 @@ export class OcrEngine {
       this.release(worker);
       return { words, width: 0, confidence: words.length ? confidenceSum / words.length / 100 : 0 };
     } catch (error) {
-      this.created--;
-      if (timedOut || signal?.aborted) throw new ExtractionFailure('timeout', 'OCR was stopped at the time limit');
-      void worker.terminate().catch(() => undefined);
+      discard();
+      if (signal?.aborted || error instanceof ExtractionFailure) throw new ExtractionFailure('timeout', 'OCR was stopped at the time limit');
       throw new ExtractionFailure('unreadable', `OCR failed: ${String((error as Error)?.message ?? error)}`);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** A slot was freed while jobs wait: start a worker for the first of them. */
+  private startForWaiter(): void {
+    if (this.closed || this.waiting.length === 0 || this.created >= this.options.workers) return;
+    this.created++;
+    this.spawn().then(
+      (w) => this.release(w),
+      () => {
+        this.created--;
+      },
+    );
+  }
+
+  private spawn(): Promise<Worker> {
+    return createWorker(this.options.languages.join('+'), OEM.LSTM_ONLY, {
+      langPath: languageDir(this.options.languages),
+      cacheMethod: 'none',
+      // Without a handler tesseract.js throws a worker's errors where nothing can catch them.
+      errorHandler: () => undefined,
+      gzip: true,
+      legacyCore: false,
+      legacyLang: false,
+    });
   }
 
   async close(): Promise<void> {
@@ -116,15 +147,7 @@ export class OcrEngine {
     if (this.created < this.options.workers) {
       this.created++;
       try {
-        return await createWorker(this.options.languages.join('+'), OEM.LSTM_ONLY, {
-          langPath: languageDir(this.options.languages),
-          cacheMethod: 'none',
-          // Without a handler tesseract.js throws a worker's errors where nothing can catch them.
-          errorHandler: () => undefined,
-          gzip: true,
-          legacyCore: false,
-          legacyLang: false,
-        });
+        return await this.spawn();
       } catch (error) {
         this.created--;
         throw new ExtractionFailure('unreadable', `OCR could not start: ${String((error as Error)?.message ?? error)}`);
