@@ -1,0 +1,178 @@
+// OCR with tesseract.js (WASM, in worker threads) and the language data shipped in @tesseract.js-data:
+// nothing is downloaded, nothing written to disk. A small pool of workers bounds CPU and memory; a
+// worker running past the job's time limit is terminated (WASM cannot be interrupted) and replaced.
+import { mkdirSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createWorker, OEM, PSM, Worker } from 'tesseract.js';
+import { ExtractionFailure } from '../ports/extractor';
+import { Word } from '../domain/extraction/layout';
+import { abortable, checkAborted } from './limits';
+
+export type OcrLanguage = 'eng' | 'deu' | 'ces' | 'slk';
+
+export interface OcrOptions {
+  /** Workers (= pages OCR'd at once). Default 1: OCR is CPU-bound. */
+  workers: number;
+  languages: OcrLanguage[];
+}
+
+export interface OcrPage {
+  words: Word[];
+  width: number;
+  /** Mean word confidence, 0…1. */
+  confidence: number;
+}
+
+/** Tesseract's LSTM models ("best_int": the accurate ones, integer-quantised for speed), one package per
+ * language; tesseract.js reads all languages from one directory, so a directory of links to them. */
+function languageDir(languages: OcrLanguage[]): string {
+  const dir = path.join(os.tmpdir(), `invoicing-tessdata-${process.getuid?.() ?? 0}`);
+  mkdirSync(dir, { recursive: true });
+  for (const lang of languages) {
+    const target = path.join(path.dirname(require.resolve(`@tesseract.js-data/${lang}/package.json`)), '4.0.0_best_int', `${lang}.traineddata.gz`);
+    const link = path.join(dir, `${lang}.traineddata.gz`);
+    let current: string | undefined;
+    try {
+      current = readlinkSync(link);
+    } catch {
+      current = undefined;
+    }
+    if (current !== target) {
+      try {
+        if (current !== undefined) unlinkSync(link);
+        symlinkSync(target, link);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+  }
+  return dir;
+}
+
+export class OcrEngine {
+  private readonly idle: Worker[] = [];
+  private readonly waiting: ((w: Worker) => void)[] = [];
+  private created = 0;
+  private closed = false;
+
+  constructor(private readonly options: OcrOptions) {}
+
+  async recognize(png: Buffer, psm: PSM, signal?: AbortSignal): Promise<OcrPage> {
+    checkAborted(signal);
+    const acquiring = this.acquire(signal);
+    let worker: Worker;
+    try {
+      worker = await abortable(acquiring, signal);
+    } catch (error) {
+      // Aborted while a worker was starting (loading the models takes seconds): it joins the pool unused.
+      acquiring.then((w) => this.release(w), () => undefined);
+      throw error;
+    }
+    let discarded = false;
+    /** Terminates the worker and frees its pool slot (once); a waiting job gets a fresh worker. */
+    const discard = () => {
+      if (discarded) return;
+      discarded = true;
+      this.created--;
+      void worker.terminate().catch(() => undefined);
+      this.startForWaiter();
+    };
+    // The only way to stop a recognition in progress is to terminate its worker.
+    const onAbort = () => discard();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      // Raced with the signal too: a terminated worker's promise need not settle.
+      const { data } = await abortable(
+        worker.setParameters({ tessedit_pageseg_mode: psm, preserve_interword_spaces: '1', user_defined_dpi: '300' }).then(() => worker.recognize(png, {}, { blocks: true, text: false })),
+        signal,
+      );
+      const words: Word[] = [];
+      let confidenceSum = 0;
+      for (const block of data.blocks ?? []) {
+        for (const paragraph of block.paragraphs) {
+          for (const line of paragraph.lines) {
+            const lineHeight = line.bbox.y1 - line.bbox.y0;
+            for (const w of line.words) {
+              words.push({ text: w.text, x0: w.bbox.x0, x1: w.bbox.x1, y: (line.bbox.y0 + line.bbox.y1) / 2, height: Math.max(1, Math.min(lineHeight, w.bbox.y1 - w.bbox.y0 || lineHeight)) });
+              confidenceSum += w.confidence;
+            }
+          }
+        }
+      }
+      this.release(worker);
+      return { words, width: 0, confidence: words.length ? confidenceSum / words.length / 100 : 0 };
+    } catch (error) {
+      discard();
+      if (signal?.aborted || error instanceof ExtractionFailure) throw new ExtractionFailure('timeout', 'OCR was stopped at the time limit');
+      throw new ExtractionFailure('unreadable', `OCR failed: ${String((error as Error)?.message ?? error)}`);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** A slot was freed while jobs wait: start a worker for the first of them. */
+  private startForWaiter(): void {
+    if (this.closed || this.waiting.length === 0 || this.created >= this.options.workers) return;
+    this.created++;
+    this.spawn().then(
+      (w) => this.release(w),
+      () => {
+        this.created--;
+      },
+    );
+  }
+
+  private spawn(): Promise<Worker> {
+    return createWorker(this.options.languages.join('+'), OEM.LSTM_ONLY, {
+      langPath: languageDir(this.options.languages),
+      cacheMethod: 'none',
+      // Without a handler tesseract.js throws a worker's errors where nothing can catch them.
+      errorHandler: () => undefined,
+      gzip: true,
+      legacyCore: false,
+      legacyLang: false,
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.idle.splice(0).map((w) => w.terminate().catch(() => undefined)));
+  }
+
+  private async acquire(signal?: AbortSignal): Promise<Worker> {
+    if (this.closed) throw new ExtractionFailure('unreadable', 'the OCR engine is closed');
+    const idle = this.idle.pop();
+    if (idle) return idle;
+    if (this.created < this.options.workers) {
+      this.created++;
+      try {
+        return await this.spawn();
+      } catch (error) {
+        this.created--;
+        throw new ExtractionFailure('unreadable', `OCR could not start: ${String((error as Error)?.message ?? error)}`);
+      }
+    }
+    return new Promise<Worker>((resolve, reject) => {
+      const take = (w: Worker) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(w);
+      };
+      const onAbort = () => {
+        this.waiting.splice(this.waiting.indexOf(take), 1);
+        reject(new ExtractionFailure('timeout', 'OCR was stopped at the time limit while waiting for a worker'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(take);
+    });
+  }
+
+  private release(worker: Worker): void {
+    const next = this.waiting.shift();
+    if (next) next(worker);
+    else if (this.closed) void worker.terminate().catch(() => undefined);
+    else this.idle.push(worker);
+  }
+}
+
+export { PSM };
