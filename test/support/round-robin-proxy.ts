@@ -3,6 +3,7 @@
 // an Ingress does. A gateway that refuses the connection (killed, not yet up) is skipped and the
 // request goes to the next one — safe for any method, the refused gateway never saw a byte; a gateway
 // that dies mid-request yields a 502 the client retries (under its Idempotency-Key for writes).
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 
@@ -28,8 +29,18 @@ export async function startRoundRobinProxy(initialPorts: number[]): Promise<Roun
   const forwarded = new Map<number, number>();
   const agent = new http.Agent({ keepAlive: true });
 
-  const forward = (req: http.IncomingMessage, body: Buffer, res: http.ServerResponse, attemptsLeft: number): void => {
-    const port = upstreams[next++ % upstreams.length];
+  /** The next upstream in turn that this request has not tried yet (concurrent requests share the turn). */
+  const pick = (tried: Set<number>): number | undefined => {
+    for (let i = 0; i < upstreams.length; i++) {
+      const port = upstreams[next++ % upstreams.length];
+      if (!tried.has(port)) return port;
+    }
+    return undefined;
+  };
+
+  const forward = (req: http.IncomingMessage, body: Buffer, res: http.ServerResponse, tried: Set<number>): void => {
+    const port = pick(tried)!;
+    tried.add(port);
     const upstream = http.request(
       { host: '127.0.0.1', port, method: req.method, path: req.url, headers: { ...endToEnd(req.headers), 'content-length': String(body.length) }, agent },
       (answer) => {
@@ -40,9 +51,10 @@ export async function startRoundRobinProxy(initialPorts: number[]): Promise<Roun
     );
     upstream.once('error', (err: NodeJS.ErrnoException) => {
       if (res.headersSent) return res.destroy(err);
-      if (err.code === 'ECONNREFUSED' && attemptsLeft > 1) return forward(req, body, res, attemptsLeft - 1);
+      if (err.code === 'ECONNREFUSED' && tried.size < upstreams.length) return forward(req, body, res, tried);
       res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 'bad_gateway', message: `gateway at port ${port}: ${err.code ?? err.message}` } }));
+      const requestId = `proxy_${randomUUID()}`;
+      res.end(JSON.stringify({ error: { code: 'bad_gateway', message: `gateway at port ${port}: ${err.code ?? err.message}`, request_id: requestId } }));
     });
     upstream.end(body);
   };
@@ -51,7 +63,7 @@ export async function startRoundRobinProxy(initialPorts: number[]): Promise<Roun
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     // Buffered so that a refused connection can be replayed on the next gateway.
-    req.on('end', () => forward(req, Buffer.concat(chunks), res, upstreams.length));
+    req.on('end', () => forward(req, Buffer.concat(chunks), res, new Set()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
