@@ -13,7 +13,9 @@ import { serviceModules } from '../../deploy/modules';
 import { isolatedMongoUrl, realEngineEnv, withoutEngines } from './real-engines';
 import { RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy';
 
-const root = path.resolve(__dirname, '../..');
+// The repository root, whether this runs from test/support (jest) or dist/test/support (the cluster launcher).
+const above = path.resolve(__dirname, '../..');
+const root = path.basename(above) === 'dist' ? path.dirname(above) : above;
 const dist = (file: string) => path.join(root, 'dist', file);
 
 export type Mode = 'embedded' | 'distributed';
