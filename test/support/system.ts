@@ -85,7 +85,7 @@ export const clusterReplicatedServices = ['documents', 'expenses'];
 export function clusterDefaults(options: StartOptions): StartOptions {
   return {
     mode: 'distributed',
-    gateways: Math.max(2, options.gateways ?? 2),
+    gateways: 2,
     proxy: true,
     ...options,
     replicas: { ...Object.fromEntries(clusterReplicatedServices.map((name) => [name, 2])), ...(options.replicas ?? {}) },
