@@ -34,5 +34,18 @@ module.exports = {
       testMatch: ['<rootDir>/test/api/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/mode-distributed.ts'],
     },
+    {
+      ...common,
+      // The suite against cluster mode (docs/cluster.md: replicas behind round_robin and a proxy). A third
+      // run of every file costs minutes on a small machine: `npm test` runs the files whose rules replicas
+      // touch (document numbering and lifecycle, idempotency and limits across gateways); `npm run
+      // test:cluster` (CLUSTER_ALL=1) runs them all.
+      displayName: 'api-cluster',
+      testMatch:
+        process.env.CLUSTER_ALL === '1'
+          ? ['<rootDir>/test/api/**/*.test.ts']
+          : ['documents-lifecycle', 'documents-integrity', 'edge-idempotency', 'edge-rate-limits'].map((name) => `<rootDir>/test/api/${name}.test.ts`),
+      setupFiles: ['<rootDir>/test/support/mode-cluster.ts'],
+    },
   ],
 };

@@ -1,5 +1,8 @@
 // Starts the whole system as child processes, the way users run it: embedded (one process, data in a
 // temporary DATA_DIR) or distributed (one process per service plus the gateway, on the real engines).
+// Cluster mode (docs/cluster.md) is the distributed mode with replicas: several processes of a service
+// reached through one `ipv4:a:p1,a:p2` target (grpc-js round_robin), several gateways behind a
+// round-robin HTTP proxy whose URL is the system's baseUrl.
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -8,8 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { serviceModules } from '../../deploy/modules';
 import { isolatedMongoUrl, realEngineEnv, withoutEngines } from './real-engines';
+import { RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy';
 
-const root = path.resolve(__dirname, '../..');
+// The repository root, whether this runs from test/support (jest) or dist/test/support (the cluster launcher).
+const above = path.resolve(__dirname, '../..');
+const root = path.basename(above) === 'dist' ? path.dirname(above) : above;
 const dist = (file: string) => path.join(root, 'dist', file);
 
 export type Mode = 'embedded' | 'distributed';
@@ -18,9 +24,12 @@ export interface System {
   mode: Mode;
   /** DATA_DIR of the system's processes (the mail outbox is DATA_DIR/outbox). */
   dataDir: string;
+  /** Where clients call: the proxy in front of the gateways when there is one, else the first gateway. */
   baseUrl: string;
-  /** One URL per gateway process (embedded: the one process); baseUrl is the first. */
+  /** One URL per gateway process (embedded: the one process), bypassing the proxy. */
   baseUrls: string[];
+  /** The round-robin proxy in front of the gateways (cluster mode), if any. */
+  proxy?: RoundRobinProxy;
   /** Environment under which the admin CLI finds this system. */
   cliEnv: Record<string, string>;
   /** Runs the admin CLI; resolves with its JSON output, rejects with its stderr on failure. */
@@ -34,10 +43,12 @@ export interface System {
   killGateway(index?: number): Promise<void>;
   /** gRPC addresses of the services' ports and of their admin ports, by service name. */
   grpcAddresses(): { services: Record<string, string>; admin: Record<string, string> };
-  /** Distributed mode: SIGKILLs the process of service `name` (identity, contacts, …). */
-  killService(name: string): Promise<void>;
-  /** Distributed mode: sends `signal` (e.g. SIGSTOP, SIGCONT) to the process of service `name`. */
-  signalService(name: string, signal: NodeJS.Signals): void;
+  /** Distributed mode: SIGKILLs replica `replica` of service `name` (identity, contacts, …). */
+  killService(name: string, replica?: number): Promise<void>;
+  /** Distributed mode: sends `signal` (e.g. SIGSTOP, SIGCONT) to replica `replica` of service `name`. */
+  signalService(name: string, signal: NodeJS.Signals, replica?: number): void;
+  /** Distributed mode: the gRPC port of each replica of service `name`, in replica order. */
+  replicaPorts(name: string): number[];
   /** SIGTERMs gateway `index` (embedded: the whole process); resolves with its exit code once it exited. */
   terminateGateway(index?: number): Promise<number | null>;
   /** With `metrics: true`: the /metrics URL of each process, by label (embedded, identity, …, gateway 0). */
@@ -58,6 +69,27 @@ export interface StartOptions {
   tlsDirs?: Record<string, string>;
   /** Serve /metrics from every process, each on a free port of its own (otherwise METRICS_PORT=0: off). */
   metrics?: boolean;
+  /** Distributed mode: processes per service by name (default 1); names without a module are ignored. */
+  replicas?: Record<string, number>;
+  /** Distributed mode: a round-robin HTTP proxy in front of the gateways becomes the baseUrl. */
+  proxy?: boolean;
+}
+
+/** Services run with two replicas in cluster mode (those present in deploy/modules.ts). */
+export const clusterReplicatedServices = ['documents', 'expenses'];
+
+/**
+ * The topology of cluster mode (API_CLUSTER=1, the `api-cluster` jest project): two gateways behind
+ * the proxy, two replicas of documents and expenses. A test's own options win.
+ */
+export function clusterDefaults(options: StartOptions): StartOptions {
+  return {
+    mode: 'distributed',
+    gateways: 2,
+    proxy: true,
+    ...options,
+    replicas: { ...Object.fromEntries(clusterReplicatedServices.map((name) => [name, 2])), ...(options.replicas ?? {}) },
+  };
 }
 
 /** A port free right now (the OS's choice), for a listener whose port must be given in advance. */
@@ -138,8 +170,11 @@ export function currentMode(): Mode {
   return (process.env.API_MODE as Mode) ?? 'embedded';
 }
 
-export async function startSystem(options: StartOptions = {}): Promise<System> {
+export async function startSystem(requested: StartOptions = {}): Promise<System> {
+  const inCluster = process.env.API_CLUSTER === '1' && (requested.mode ?? currentMode()) === 'distributed';
+  const options = inCluster ? clusterDefaults(requested) : requested;
   const mode = options.mode ?? currentMode();
+  let proxy: RoundRobinProxy | undefined;
   // Every system keeps its edge keys apart on a shared Redis (credential ids repeat across databases).
   const extraEnv = { EDGE_REDIS_PREFIX: `inv_test_${randomBytes(6).toString('hex')}:`, ...(options.env ?? {}) };
   let procs: Proc[] = [];
@@ -154,7 +189,7 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     return { METRICS_PORT: new URL(metricsUrls[label]).port };
   };
   let launch: () => Promise<void>;
-  const services = new Map<string, Proc>();
+  const services = new Map<string, Proc[]>();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
 
   if (mode === 'embedded') {
@@ -188,15 +223,22 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       services.clear();
       for (const module of serviceModules) {
         const peers = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
-        const proc = await startProcess(
-          dist('deploy/distributed/main.js'),
-          { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(module.name)) },
-          module.name,
-        );
-        procs.push(proc);
-        services.set(module.name, proc);
-        addresses[module.name] = `127.0.0.1:${proc.port}`;
-        if (proc.adminPort) adminEnv[`${module.name.toUpperCase()}_ADMIN_ADDR`] = `127.0.0.1:${proc.adminPort}`;
+        const replicas: Proc[] = [];
+        for (let r = 0; r < (options.replicas?.[module.name] ?? 1); r++) {
+          const label = r === 0 ? module.name : `${module.name} ${r}`;
+          const proc = await startProcess(
+            dist('deploy/distributed/main.js'),
+            { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(label)) },
+            label,
+          );
+          procs.push(proc);
+          replicas.push(proc);
+        }
+        services.set(module.name, replicas);
+        // One target naming every replica: the callers' round_robin channel spreads calls over them.
+        addresses[module.name] = replicas.length === 1 ? `127.0.0.1:${replicas[0].port}` : `ipv4:${replicas.map((p) => `127.0.0.1:${p.port}`).join(',')}`;
+        // Admin calls (the CLI) go to the first replica: they are rare and any replica serves them.
+        if (replicas[0].adminPort) adminEnv[`${module.name.toUpperCase()}_ADMIN_ADDR`] = `127.0.0.1:${replicas[0].adminPort}`;
       }
       const addrEnv = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
       gateways = [];
@@ -211,15 +253,27 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
       }
       baseUrls = gateways.map((g) => `http://127.0.0.1:${g.port}`);
       cliEnv = { ...addrEnv, ...adminEnv, ...tlsEnv('admin') };
+      if (options.proxy) {
+        if (proxy) proxy.setUpstreams(gateways.map((g) => g.port));
+        else proxy = await startRoundRobinProxy(gateways.map((g) => g.port));
+      }
     };
   }
   await launch();
+  const replicaOf = (name: string, replica: number): Proc => {
+    const proc = services.get(name)?.[replica];
+    if (!proc) throw new Error(`no replica ${replica} of ${name} (killService and signalService are for the distributed mode)`);
+    return proc;
+  };
 
   const system: System = {
     mode,
     dataDir,
     get baseUrl() {
-      return baseUrls[0];
+      return proxy?.url ?? baseUrls[0];
+    },
+    get proxy() {
+      return proxy;
     },
     get baseUrls() {
       return baseUrls;
@@ -237,9 +291,11 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
     },
     stop: async () => {
       for (const proc of [...procs].reverse()) await stopProcess(proc);
+      await proxy?.close();
+      proxy = undefined;
     },
     restart: async () => {
-      await system.stop();
+      for (const proc of [...procs].reverse()) await stopProcess(proc);
       await launch();
     },
     killGateway: async (index = 0) => {
@@ -256,13 +312,12 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
         return { services: runtime.services, admin: runtime.admin };
       }
       const byName = (port: (proc: Proc) => number | undefined) =>
-        Object.fromEntries([...services].filter(([, proc]) => port(proc)).map(([name, proc]) => [name, `127.0.0.1:${port(proc)}`]));
+        Object.fromEntries([...services].filter(([, [proc]]) => port(proc)).map(([name, [proc]]) => [name, `127.0.0.1:${port(proc)}`]));
       return { services: byName((proc) => proc.port), admin: byName((proc) => proc.adminPort) };
     },
-    signalService: (name, signal) => {
-      const proc = services.get(name);
-      if (!proc) throw new Error(`no ${name} process (signalService is for the distributed mode)`);
-      proc.child.kill(signal);
+    replicaPorts: (name) => (services.get(name) ?? []).map((proc) => proc.port),
+    signalService: (name, signal, replica = 0) => {
+      replicaOf(name, replica).child.kill(signal);
     },
     terminateGateway: (index = 0) => {
       const proc = gateways[index];
@@ -272,9 +327,8 @@ export async function startSystem(options: StartOptions = {}): Promise<System> {
         proc.child.kill('SIGTERM');
       });
     },
-    killService: async (name) => {
-      const proc = services.get(name);
-      if (!proc) throw new Error(`no ${name} process (killService is for the distributed mode)`);
+    killService: async (name, replica = 0) => {
+      const proc = replicaOf(name, replica);
       if (exited(proc)) return;
       await new Promise<void>((resolve) => {
         proc.child.once('exit', () => resolve());
