@@ -1,6 +1,7 @@
 // gRPC clients of the services the gateway forwards to.
 import { BankingServiceService, ContactsServiceService } from '../gen/invoicing/contacts/v1/contacts';
 import { DocumentsServiceService } from '../gen/invoicing/documents/v1/documents';
+import { ExpensesServiceService } from '../gen/invoicing/expenses/v1/expenses';
 import { IdentityAdminServiceService, IdentityServiceService } from '../gen/invoicing/identity/v1/identity';
 import { RenderingServiceService } from '../gen/invoicing/rendering/v1/rendering';
 import { AsyncClient, CallOptions, connect } from '../services/shared/grpc/typed';
@@ -10,6 +11,7 @@ export interface ServiceAddresses {
   contacts: string;
   documents: string;
   rendering: string;
+  expenses: string;
 }
 
 export interface GatewayClients {
@@ -18,6 +20,7 @@ export interface GatewayClients {
   banking: AsyncClient<typeof BankingServiceService>;
   documents: AsyncClient<typeof DocumentsServiceService>;
   rendering: AsyncClient<typeof RenderingServiceService>;
+  expenses: AsyncClient<typeof ExpensesServiceService>;
   close(): void;
 }
 
@@ -27,13 +30,15 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
   const banking = connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addresses.contacts);
   const documents = connect(DocumentsServiceService, 'invoicing.documents.v1.DocumentsService', addresses.documents);
   const rendering = connect(RenderingServiceService, 'invoicing.rendering.v1.RenderingService', addresses.rendering);
+  const expenses = connect(ExpensesServiceService, 'invoicing.expenses.v1.ExpensesService', addresses.expenses);
   return {
     identity,
     contacts,
     banking,
     documents,
     rendering,
-    close: () => [identity, contacts, banking, documents, rendering].forEach((c) => c.close()),
+    expenses,
+    close: () => [identity, contacts, banking, documents, rendering, expenses].forEach((c) => c.close()),
   };
 }
 
@@ -53,6 +58,7 @@ export function withCallOptions(clients: GatewayClients, extra: Pick<CallOptions
     banking: bind(clients.banking),
     documents: bind(clients.documents),
     rendering: bind(clients.rendering),
+    expenses: bind(clients.expenses),
     close: () => clients.close(),
   };
 }

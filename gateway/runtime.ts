@@ -40,7 +40,7 @@ export async function runGateway(bind: () => Promise<GatewayEdge>): Promise<void
   const log = createLogger('gateway');
   try {
     const { str, int, optional } = readEnv();
-    const addresses = { identity: str('IDENTITY_ADDR'), contacts: str('CONTACTS_ADDR'), documents: str('DOCUMENTS_ADDR'), rendering: str('RENDERING_ADDR') };
+    const addresses = { identity: str('IDENTITY_ADDR'), contacts: str('CONTACTS_ADDR'), documents: str('DOCUMENTS_ADDR'), rendering: str('RENDERING_ADDR'), expenses: str('EXPENSES_ADDR') };
     const edge = await bind();
     const clients = connectClients(addresses);
     const gateway = await createGateway({

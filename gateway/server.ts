@@ -19,7 +19,7 @@ import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { describeAjvError, loadOpenApi, openApiPath, OpenApiValidator, RequestBodyRule } from './openapi/document';
 import { docsPage } from './openapi/docs-page';
-import { hasBody, readBody, rawBodyOf } from './edge/body';
+import { hasBody, isMultipart, readBody, rawBodyOf } from './edge/body';
 import { EdgeConfig } from './edge/config';
 import { requestFingerprint } from './edge/fingerprint';
 import { Answer, headerName, IdempotencyGuard, idempotencyKeyOf, RETRYABLE_CODES, scopedKey } from './edge/idempotency';
@@ -230,6 +230,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.
+        if (route.refusesFiles && isMultipart(req)) {
+          req.resume(); // the file is not read: drain it so the answer can be written on this connection
+          throw new HttpError(422, 'file_not_accepted', 'this endpoint takes JSON only; upload files with POST …/expenses/upload', { field: 'body' });
+        }
         const parsed = hasBody(req) && (bodyRule || !documented) ? await readBody(req, { jsonOnly: documented }) : undefined;
         ctx.body = bodyRule ? checkedBody(bodyRule, parsed) : parsed;
         if (principal) requireScopes(principal.scopes, bodyScopes(route, ctx.body));

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     servers.push(server);
     if (service.stop) stops.push(service.stop);
   }
-  const serviceAddresses = { identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering };
+  const serviceAddresses = { identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering, expenses: addresses.expenses };
   const clients = connectClients(serviceAddresses);
   const gateway = await createGateway({
     clients,

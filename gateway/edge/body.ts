@@ -97,6 +97,9 @@ function parseJson(raw: Buffer, text: string): unknown {
 /** Whether a request carries a body at all (every GET and most DELETEs do not). */
 export const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 
+/** A multipart/form-data (or other multipart) body: a file. */
+export const isMultipart = (req: Request): boolean => hasBody(req) && /^\s*multipart\//i.test(req.headers['content-type'] ?? '');
+
 /**
  * Reads the body: resolves with the parsed JSON value (undefined for an empty body, for a request
  * without body and, unless `jsonOnly`, for other content types); the raw bytes are then available

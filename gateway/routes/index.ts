@@ -2,8 +2,9 @@
 import { authRoutes } from './auth';
 import { bankAccountRoutes, contactRoutes } from './contacts';
 import { documentRoutes } from './documents';
+import { expenseRoutes } from './expenses';
 import { pdfRoutes } from './pdfs';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseRoutes];

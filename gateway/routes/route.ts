@@ -24,6 +24,17 @@ export interface RouteSpec {
    * resource — otherwise a write scope on one resource would read another.
    */
   reads?: Record<string, Resource>;
+  /**
+   * Body fields that create or change a record of another resource (an expense's inline supplier
+   * creates a contact): given and not null, each needs write on that resource. Keys of `reads` and
+   * `writes` are field paths (`expense.supplier_id` is the field of the body's `expense` object).
+   */
+  writes?: Record<string, Resource>;
+  /**
+   * The resource has a multipart upload endpoint of its own: a multipart body sent to this JSON
+   * operation is a misplaced file — 422 file_not_accepted instead of 415 (spec §4 Expenses).
+   */
+  refusesFiles?: boolean;
   handle(ctx: RequestContext, clients: GatewayClients): Promise<RouteResult>;
 }
 
@@ -38,11 +49,23 @@ export function missingScope(granted: readonly string[], needed: readonly Scope[
 /** The scopes a route needs before anything else is read: its own and alsoRequires. */
 export const routeScopes = (route: RouteSpec): Scope[] => [...(route.scope ? [route.scope] : []), ...(route.alsoRequires ?? [])];
 
-/** The read scopes the body's references need (fields present and not null). */
+/** The value at a dotted path of a parsed body, undefined where a step is missing or not an object. */
+function fieldAt(body: unknown, path: string): unknown {
+  let value: unknown = body;
+  for (const step of path.split('.')) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return value;
+}
+
+/** The scopes the body's references need: read for `reads`, write for `writes` (fields present and not null). */
 export function bodyScopes(route: RouteSpec, body: unknown): Scope[] {
-  if (!route.reads || typeof body !== 'object' || body === null) return [];
-  const fields = body as Record<string, unknown>;
-  return Object.entries(route.reads)
-    .filter(([field]) => fields[field] !== undefined && fields[field] !== null)
-    .map(([, resource]): Scope => ['read', resource]);
+  if (typeof body !== 'object' || body === null) return [];
+  const given = (field: string) => fieldAt(body, field) !== undefined && fieldAt(body, field) !== null;
+  const scoped = (fields: Record<string, Resource> | undefined, access: Access): Scope[] =>
+    Object.entries(fields ?? {})
+      .filter(([field]) => given(field))
+      .map(([, resource]): Scope => [access, resource]);
+  return [...scoped(route.reads, 'read'), ...scoped(route.writes, 'write')];
 }

@@ -19,7 +19,7 @@ export async function runService(module: ServiceModule): Promise<void> {
       adapters,
       secrets,
       log,
-      peers: { identity: optional('IDENTITY_ADDR'), contacts: optional('CONTACTS_ADDR'), documents: optional('DOCUMENTS_ADDR'), rendering: optional('RENDERING_ADDR') },
+      peers: { identity: optional('IDENTITY_ADDR'), contacts: optional('CONTACTS_ADDR'), documents: optional('DOCUMENTS_ADDR'), rendering: optional('RENDERING_ADDR'), expenses: optional('EXPENSES_ADDR') },
     });
     const server = await startGrpcServer({
       bindings: service.bindings,

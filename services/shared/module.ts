@@ -10,6 +10,7 @@ export interface Peers {
   contacts?: string;
   documents?: string;
   rendering?: string;
+  expenses?: string;
 }
 
 export interface ServiceDeps {

@@ -117,3 +117,20 @@ export function normalizeAccountNumber(value: string, field = 'account_number'):
   if (!/^[0-9A-Za-z -]{1,34}$/.test(typed)) throw fail.invalid('invalid_account_number', `${field} is not valid`, field);
   return { number: typed, bankCode: null };
 }
+
+/** Trimmed text of at most `max` characters (422 too_long). */
+export function boundedText(value: string, field: string, max: number): string {
+  const trimmed = value.trim();
+  if (trimmed.length > max) throw fail.invalid('too_long', `${field} is longer than ${max} characters`, field);
+  return trimmed;
+}
+
+/** A calendar date, YYYY-MM-DD, years 1900–2999 (a wider year is a typo, never a tax date). */
+export function calendarDate(value: string, field: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
+  const d = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
+  if (!match || !d || d.toISOString().slice(0, 10) !== value.trim() || Number(match[1]) < 1900 || Number(match[1]) > 2999) {
+    throw fail.invalid('invalid_date', `${field} must be a calendar date as YYYY-MM-DD in the years 1900–2999`, field);
+  }
+  return value.trim();
+}

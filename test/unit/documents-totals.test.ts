@@ -1,7 +1,7 @@
 // Document totals: exact decimal arithmetic, rounding per line and VAT per rate (docs/documents.md).
 import { lineItems } from '../../services/documents/domain/fields';
-import { formatMoney, Decimal, minorUnits } from '../../services/documents/domain/money';
-import { computeTotals } from '../../services/documents/domain/totals';
+import { formatMoney, Decimal, minorUnits } from '../../services/shared/money';
+import { computeTotals } from '../../services/shared/totals';
 import { DomainError } from '../../services/shared/errors';
 
 const totals = (items: Array<Record<string, string>>, currency = 'EUR', type: 'invoice' | 'credit_note' = 'invoice') =>

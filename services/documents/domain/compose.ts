@@ -6,10 +6,11 @@ import { ownedBy, Tenant } from '../../shared/tenant';
 import { DocType, DocumentRecord, PartyData } from '../ports/documents-store';
 import { DocumentsContext } from './context';
 import { addDays, currency as parseCurrency, date, DocumentInput, exchangeRate, lineItems, locale, text, variableSymbol } from './fields';
-import { Decimal } from './money';
+import { Decimal } from '../../shared/money';
 import { ResolvedSettings } from './settings';
 import { invoiceTitle } from './send';
-import { computeTotals, fullCreditLines, repriceLines } from './totals';
+import { computeTotals, repriceLines } from '../../shared/totals';
+import { fullCreditLines } from './totals';
 
 /** The fields compose() decides; the rest of a record (status, number, links, outbox…) is the caller's. */
 export type ComposedFields = Pick<

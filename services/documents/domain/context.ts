@@ -5,7 +5,7 @@ import { ownedBy, Tenant } from '../../shared/tenant';
 import { VersionConflict } from '../../shared/store/port';
 import { Clock, Directory, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, DocumentsStore } from '../ports/documents-store';
-import { Decimal, formatMoney } from './money';
+import { Decimal, formatMoney } from '../../shared/money';
 import { Numbering, NumberingHooks } from './numbering';
 import { amountDue, creditedAmount, EventFactory, revisionOf, withEvents } from './records';
 import { Settings } from './settings';

@@ -1,9 +1,9 @@
 // Validation and normalisation of the writable fields of a document (422 with the offending field).
 import { fail } from '../../shared/errors';
-import { normalizeCurrency } from '../../shared/validation';
+import { boundedText as text, normalizeCurrency } from '../../shared/validation';
 import { DocType, LineItemData } from '../ports/documents-store';
-import { parseDecimal } from './money';
-import { pricedLine } from './totals';
+import { parseDecimal } from '../../shared/money';
+import { pricedLine } from '../../shared/totals';
 
 /** Languages of PDFs and e-mails (pdf_language, send locale). */
 export const LOCALES = ['en', 'cs', 'sk', 'de'] as const;
@@ -39,21 +39,8 @@ export interface DocumentInput {
   paid_on?: string | null;
 }
 
-export function text(value: string, field: string, max: number): string {
-  const trimmed = value.trim();
-  if (trimmed.length > max) throw fail.invalid('too_long', `${field} is longer than ${max} characters`, field);
-  return trimmed;
-}
-
-/** A calendar date, YYYY-MM-DD, years 1900–2999 (a wider year is a typo, never a tax date). */
-export function date(value: string, field: string): string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
-  const d = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
-  if (!match || !d || d.toISOString().slice(0, 10) !== value.trim() || Number(match[1]) < 1900 || Number(match[1]) > 2999) {
-    throw fail.invalid('invalid_date', `${field} must be a calendar date as YYYY-MM-DD in the years 1900–2999`, field);
-  }
-  return value.trim();
-}
+// Shared with the expenses service (services/shared/validation.ts).
+export { boundedText as text, calendarDate as date } from '../../shared/validation';
 
 export function addDays(isoDate: string, days: number): string {
   const d = new Date(`${isoDate}T00:00:00Z`);

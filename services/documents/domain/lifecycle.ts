@@ -9,7 +9,7 @@ import { DocumentsContext, DocumentView, MAX_ATTEMPTS } from './context';
 import { insertCounted, newRecord } from './documents';
 import { queueEmail } from './email-status';
 import { Locale } from './fields';
-import { Decimal } from './money';
+import { Decimal } from '../../shared/money';
 import { creditCapacity, issuable, withEvents } from './records';
 import { resolveMail, SendInput } from './send';
 

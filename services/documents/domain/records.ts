@@ -4,7 +4,7 @@ import { recordedUnder } from '../../shared/idempotency';
 import { appendToOutbox } from '../../shared/outbox/entries';
 import { Clock, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
-import { Decimal, formatMoney, sum } from './money';
+import { Decimal, formatMoney, sum } from '../../shared/money';
 
 export const INITIAL_STATUS: Record<DocType, string> = { invoice: 'draft', credit_note: 'draft', proforma: 'open', quote: 'open' };
 

@@ -4,6 +4,9 @@ import type { AddressData } from '../../shared/address';
 import type { ActionsUnderKeys, CreatedUnderKey, IdempotencyToken } from '../../shared/idempotency';
 import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
+import type { Totals, VatRateTotal } from '../../shared/totals';
+
+export type { Totals, VatRateTotal };
 
 export type { AddressData };
 
@@ -19,18 +22,6 @@ export interface LineItemData {
   net_amount: string;
 }
 
-export interface VatRateTotal {
-  vat_rate: string;
-  base: string;
-  vat: string;
-}
-
-export interface Totals {
-  subtotal: string;
-  vat_breakdown: VatRateTotal[];
-  vat_total: string;
-  total: string;
-}
 
 export type EmailStatus = 'queued' | 'sent' | 'failed';
 

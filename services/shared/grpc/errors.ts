@@ -58,3 +58,12 @@ export function fromServiceError(err: grpc.ServiceError): RemoteCallError {
     : { code: err.code === grpc.status.UNAVAILABLE ? 'service_unavailable' : 'internal_error', message: err.details || 'internal error', field: '', metadata: {} };
   return new RemoteCallError(err.code, detail);
 }
+
+/**
+ * A peer's failure as this service's own DomainError, for a service that calls another and passes its
+ * refusal on (a 422 of the contacts service stays a 422, never an INTERNAL); INTERNAL stays internal.
+ */
+export function toDomainError(err: RemoteCallError): DomainError {
+  const kind = (Object.keys(STATUS_OF) as ErrorKind[]).find((k) => STATUS_OF[k] === err.status) ?? 'internal';
+  return new DomainError(kind, err.detail.code || 'internal_error', err.detail.message, err.detail.field || undefined, err.detail.metadata ?? {});
+}

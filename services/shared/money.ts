@@ -1,7 +1,7 @@
-// Exact decimal arithmetic for the money path (decimal.js, never binary floating point) and the
-// ISO 4217 minor units that fix how many decimals an amount of a currency has.
+// Exact decimal arithmetic for the money path of every service (decimal.js, never binary floating
+// point) and the ISO 4217 minor units that fix how many decimals an amount of a currency has.
 import DecimalJs from 'decimal.js';
-import { fail } from '../../shared/errors';
+import { fail } from './errors';
 
 /** A private Decimal: 40 significant digits, half away from zero, never exponent notation. */
 export const Decimal = DecimalJs.clone({ precision: 40, rounding: DecimalJs.ROUND_HALF_UP, toExpNeg: -60, toExpPos: 60 });

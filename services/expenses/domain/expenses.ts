@@ -1,0 +1,146 @@
+// Expense CRUD (spec §4): list, create, read, partial update and soft delete. The supplier is a contact
+// of the workspace: linked by supplier_id, or created (and on update changed) inline through the
+// contacts service.
+import { fail } from '../../shared/errors';
+import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
+import { ResolvedPage } from '../../shared/pagination';
+import { mutate } from '../../shared/store/port';
+import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
+import { ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
+import { Clock, InlineSupplier, SupplierContact, Suppliers } from '../ports/suppliers';
+import { composeFields, ExpenseInput } from './fields';
+import { ListFilters, mergeInOrder, searchTextOf, sortDateOf } from './listing';
+
+export type ExpenseView = ExpenseRecord;
+
+const SUPPLIER_FIELD = 'expense.supplier_id';
+
+/** The idempotency token of the contact an expense creates inline: derived from the expense's, so a
+ * retry of the expense's create answers the same contact instead of creating a second one. */
+const supplierToken = (token: IdempotencyToken | undefined): IdempotencyToken | undefined =>
+  token && { key: `${token.key}:expense-supplier`, fingerprint: token.fingerprint };
+
+/** The derived fields that follow the stored ones. */
+function withDerived(r: ExpenseRecord): ExpenseRecord {
+  return { ...r, sort_date: sortDateOf(r.issue_date), search_text: searchTextOf(r) };
+}
+
+export class Expenses {
+  constructor(private readonly store: ExpensesStore, private readonly suppliers: Suppliers, private readonly clock: Clock) {}
+
+  private now = () => this.clock.now().toISOString();
+
+  /** `page.limit + 1` rows after the page's keyset, in list order (the caller cuts the page). */
+  async list(tenant: Tenant, filters: ListFilters, page: ResolvedPage): Promise<ExpenseView[]> {
+    const read = (status?: string) =>
+      this.store.expenses.list({
+        where: { ...tenantWhere(tenant), deleted: null, ...(status ? { extraction_status: status } : {}) },
+        orderBy: ['sort_date'],
+        after: page.after,
+        limit: page.limit + 1,
+        contains: filters.search ? { field: 'search_text', text: filters.search } : undefined,
+      });
+    if (filters.statuses.length === 0) return read();
+    // The store filters by equality: one read per status, merged in list order.
+    return mergeInOrder(await Promise.all(filters.statuses.map((s) => read(s))), page.limit + 1);
+  }
+
+  async get(tenant: Tenant, id: number): Promise<ExpenseView> {
+    return this.load(tenant, id);
+  }
+
+  /** Under an Idempotency-Key, a retry answers the expense (and reuses the contact) the first attempt created. */
+  async create(tenant: Tenant, input: ExpenseInput, inline: InlineSupplier | undefined, token?: IdempotencyToken): Promise<ExpenseView> {
+    return createOnce(this.store.expenses, tenant, token, async () => {
+      // Everything the body can get wrong is checked before the contacts service writes anything.
+      const fields = composeFields(null, input);
+      if (inline && input.supplier_id) {
+        throw fail.invalid('ambiguous_supplier', 'send either expense.supplier_id or the inline supplier (address, unit, invoice_account), not both', SUPPLIER_FIELD);
+      }
+      const supplier = inline ? await this.suppliers.create(tenant, inline, supplierToken(token)) : await this.linkable(tenant, input.supplier_id);
+      const id = await this.store.nextId('expenses.expense');
+      const at = this.now();
+      const record: ExpenseRecord = withDerived({
+        id,
+        version: 0,
+        account_id: tenant.account_id,
+        livemode: tenant.livemode,
+        supplier_id: supplier?.id ?? null,
+        supplier_contact_name: supplier?.name ?? null,
+        supplier: null,
+        ...fields,
+        iban: null,
+        bic: null,
+        extraction_status: 'manual',
+        job_id: null,
+        rejected_job_id: null,
+        file: null,
+        confidence: {},
+        sort_date: '',
+        search_text: '',
+        created_at: at,
+        updated_at: at,
+        deleted: null,
+        ...createdUnder(token),
+      });
+      return this.store.expenses.insert(record);
+    });
+  }
+
+  async update(tenant: Tenant, id: number, input: ExpenseInput, inline: InlineSupplier | undefined): Promise<ExpenseView> {
+    const current = await this.load(tenant, id);
+    composeFields(current, input); // 422 before the contacts service writes anything
+    if (inline && input.supplier_id) {
+      throw fail.invalid('ambiguous_supplier', 'send either expense.supplier_id or the inline supplier (address, unit, invoice_account), not both', SUPPLIER_FIELD);
+    }
+    let supplier: SupplierContact | null | undefined;
+    if (inline) {
+      // The inline objects change the linked supplier; an expense without one gets a new contact.
+      if (current.supplier_id) {
+        supplier = await this.suppliers.update(tenant, current.supplier_id, inline);
+        if (!supplier) throw fail.invalid('invalid_supplier', `${SUPPLIER_FIELD}: the linked contact no longer exists; link another one`, SUPPLIER_FIELD);
+      } else {
+        supplier = await this.suppliers.create(tenant, inline);
+      }
+    } else if (input.supplier_id !== undefined) {
+      supplier = await this.linkable(tenant, input.supplier_id);
+    }
+    const written = await mutate(this.store.expenses, id, (doc) => {
+      if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
+      const next: ExpenseRecord = { ...doc, ...composeFields(doc, input) };
+      if (supplier !== undefined) {
+        next.supplier_id = supplier?.id ?? null;
+        next.supplier_contact_name = supplier?.name ?? null;
+      }
+      const derived = withDerived(next);
+      if (JSON.stringify(derived) === JSON.stringify(doc)) return null;
+      return { ...derived, updated_at: this.now() };
+    });
+    if (!written) throw fail.notFound('expense');
+    return written;
+  }
+
+  async delete(tenant: Tenant, id: number): Promise<void> {
+    const written = await mutate(this.store.expenses, id, (doc) => {
+      if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
+      const at = this.now();
+      return { ...doc, deleted: at, updated_at: at };
+    });
+    if (!written) throw fail.notFound('expense');
+  }
+
+  /** A live expense of the tenant (a deleted one is 404, as for documents). */
+  private async load(tenant: Tenant, id: number): Promise<ExpenseRecord> {
+    const doc = await this.store.expenses.get(id);
+    if (!doc || !ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
+    return doc;
+  }
+
+  /** null (no supplier) for null/0; else a live contact of the workspace, or 422 invalid_supplier. */
+  private async linkable(tenant: Tenant, supplierId: number | null | undefined): Promise<SupplierContact | null> {
+    if (!supplierId) return null;
+    const contact = await this.suppliers.find(tenant, supplierId);
+    if (!contact) throw fail.invalid('invalid_supplier', `${SUPPLIER_FIELD}: no contact ${supplierId} in this workspace`, SUPPLIER_FIELD);
+    return contact;
+  }
+}

@@ -1,0 +1,4 @@
+import { runService } from '../shared/bootstrap';
+import { expensesModule } from './module';
+
+void runService(expensesModule);

@@ -1,0 +1,86 @@
+// The expenses service's records and the store port it persists them through.
+import type { ActionsUnderKeys, CreatedUnderKey } from '../../shared/idempotency';
+import { Collection, StoredDoc } from '../../shared/store/port';
+import type { PricedAmounts, VatRateTotal } from '../../shared/totals';
+
+/** Spec §3. `manual`: the fields are entered by hand (created through the JSON endpoint); no extraction runs. */
+export const EXTRACTION_STATUSES = ['pending', 'processing', 'completed', 'failed', 'manual'] as const;
+export type ExtractionStatus = (typeof EXTRACTION_STATUSES)[number];
+
+/** A line of the expense, priced by the shared money rules (services/shared/totals.ts); discount is always 0. */
+export interface ExpenseItemData extends PricedAmounts {
+  /** Unique within its expense, never reused (next_item_id). */
+  id: number;
+  name: string;
+}
+
+export interface SupplierAddressData {
+  street: string | null;
+  municipality: string | null;
+  postal_code: string | null;
+  country_alpha2: string | null;
+}
+
+/** The supplier as the expense's document prints it (what extraction read). */
+export interface PrintedSupplierData {
+  name: string | null;
+  registration_id: string | null;
+  tax_id: string | null;
+  vat_id: string | null;
+  address: SupplierAddressData;
+}
+
+/** Totals of the expense: derived from its items when it has any, else what extraction read (or null). */
+export interface ExpenseTotals {
+  subtotal: string | null;
+  vat_total: string | null;
+  total: string | null;
+  vat_breakdown: VatRateTotal[];
+}
+
+export interface ExpenseFileData {
+  filename: string;
+  content_type: 'application/pdf' | 'image/jpeg' | 'image/png' | 'image/gif';
+  size: number;
+  /** Where the bytes are in the blob store. */
+  blob_key: string;
+}
+
+export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderKeys {
+  account_id: number;
+  livemode: boolean;
+  /** A contact of the workspace. */
+  supplier_id: number | null;
+  /** The linked contact's name when it was linked or last written through the expense (for search). */
+  supplier_contact_name: string | null;
+  supplier: PrintedSupplierData | null;
+  document_number: string | null;
+  variable_symbol: string | null;
+  note: string | null;
+  issue_date: string | null;
+  due_date: string | null;
+  currency: string | null;
+  iban: string | null;
+  bic: string | null;
+  items: ExpenseItemData[];
+  next_item_id: number;
+  totals: ExpenseTotals;
+  extraction_status: ExtractionStatus;
+  job_id: string | null;
+  rejected_job_id: string | null;
+  file: ExpenseFileData | null;
+  /** Confidence in [0, 1] per extracted field (dotted path). */
+  confidence: Record<string, number>;
+  /** issue_date, or NO_ISSUE_DATE: the list's sort key (domain/listing.ts). */
+  sort_date: string;
+  /** The folded text `search` matches (domain/listing.ts). */
+  search_text: string;
+  created_at: string;
+  updated_at: string;
+  deleted: string | null;
+}
+
+export interface ExpensesStore {
+  expenses: Collection<ExpenseRecord>;
+  nextId(sequence: string): Promise<number>;
+}
