@@ -5,28 +5,16 @@
 // worker cannot claim a job whose lease is live, and a job whose worker died (its lease ran out) is
 // claimed again — up to MAX_ATTEMPTS, after which it ends `failed` (reason `interrupted`).
 import { fail } from '../../shared/errors';
+import type { ExtractionJobData, ExtractionStatus } from '../ports/expenses-store';
 import type { ExtractedFields, ExtractionTier, FieldConfidence } from '../ports/extractor';
-
-export const EXTRACTION_STATUSES = ['pending', 'processing', 'completed', 'failed', 'manual'] as const;
-export type ExtractionStatus = (typeof EXTRACTION_STATUSES)[number];
 
 /** A job whose worker died this many times (a file that crashes the process) is not tried again. */
 export const MAX_ATTEMPTS = 3;
 
 export type FailureReason = 'unreadable' | 'too_many_pages' | 'too_large' | 'timeout' | 'provider_error' | 'interrupted' | 'internal';
 
-export interface ExtractionJob {
-  id: string;
-  tier: ExtractionTier;
-  requested_at: string;
-  /** Claims so far; the claim's number identifies the worker allowed to finish it. */
-  attempts: number;
-  /** While `processing`: the claim holds until then (epoch ms); null otherwise. */
-  lease_until: number | null;
-  started_at: string | null;
-  finished_at: string | null;
-  failure: { reason: FailureReason; message: string } | null;
-}
+/** Stored on the expense (ports/expenses-store.ts). */
+export type ExtractionJob = ExtractionJobData;
 
 export interface ExtractionOutcome {
   fields: ExtractedFields;
@@ -40,11 +28,10 @@ export interface ExtractionState {
   extraction_status: ExtractionStatus;
   job_id: string | null;
   rejected_job_id: string | null;
-  extraction_job: ExtractionJob | null;
-  /** What the last completed job read; kept while a retry runs, replaced when it completes. */
-  extraction: ExtractionOutcome | null;
+  /** Absent on expenses created through the JSON endpoint (manual from the start). */
+  extraction_job?: ExtractionJob | null;
   /** Epoch ms when the last job completed (the retry cooldown counts from it). */
-  extraction_completed_at: number | null;
+  extraction_completed_at?: number | null;
 }
 
 export const noExtraction = (): ExtractionState => ({
@@ -52,7 +39,6 @@ export const noExtraction = (): ExtractionState => ({
   job_id: null,
   rejected_job_id: null,
   extraction_job: null,
-  extraction: null,
   extraction_completed_at: null,
 });
 
@@ -88,7 +74,7 @@ export interface RetryRules {
  */
 export function checkRetry<S extends ExtractionState>(state: S, rules: RetryRules, now: Date): void {
   if (!rules.hasFile) throw fail.precondition('no_attachment', 'this expense has no attached file to extract from');
-  if (state.extraction_status === 'completed' && state.extraction_completed_at !== null) {
+  if (state.extraction_status === 'completed' && state.extraction_completed_at) {
     const wait = state.extraction_completed_at + rules.cooldownMs - now.getTime();
     if (wait > 0) {
       throw fail.precondition('retry_cooldown', `the extraction completed recently; retry in ${Math.ceil(wait / 1000)} s`);
@@ -147,10 +133,11 @@ function finished<S extends ExtractionState>(state: S, job: ExtractionJob, statu
   return { ...state, extraction_status: status, extraction_job: { ...job, lease_until: null, finished_at: now.toISOString(), failure } };
 }
 
-/** The claim's result; null when the claim no longer owns the job (replaced by a retry, taken over after its lease). */
-export function completed<S extends ExtractionState>(state: S, claim: Claim, outcome: ExtractionOutcome, now: Date): S | null {
+/** The claim's success (the caller writes what was read in the same write); null when the claim no
+ * longer owns the job (replaced by a retry, taken over after its lease). */
+export function completed<S extends ExtractionState>(state: S, claim: Claim, now: Date): S | null {
   if (!owns(state, claim)) return null;
-  return { ...finished(state, state.extraction_job!, 'completed', now, null), extraction: outcome, extraction_completed_at: now.getTime() };
+  return { ...finished(state, state.extraction_job!, 'completed', now, null), extraction_completed_at: now.getTime() };
 }
 
 /** The claim's failure; null when the claim no longer owns the job. */
