@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => system?.stop());
 
-const LISTS = ['contacts', 'bank_accounts', 'invoices', 'credit_notes', 'proformas', 'quotes'];
+const LISTS = ['contacts', 'bank_accounts', 'invoices', 'credit_notes', 'proformas', 'quotes', 'expenses'];
 
 describe('cursor: anything the API did not issue is 422 invalid_cursor', () => {
   it.each(LISTS)('GET %s refuses forged, multibyte, truncated and huge cursors', async (list) => {
@@ -63,6 +63,7 @@ describe('ids in request bodies: integers from 1 to 2^53−1, like path ids', ()
     ['credit_notes', 'invoice_id', '{"invoice_id": %}'],
     ['proformas', 'purchaser_id', '{"purchaser_id": %}'],
     ['contacts', 'invoice_account_id', '{"invoice_account_id": %}'],
+    ['expenses', 'expense.supplier_id', '{"expense": {"supplier_id": %}}'],
   ];
 
   it.each(FIELDS)('POST %s: %s out of range → 422 with a code, nothing written', async (segment, field, template) => {

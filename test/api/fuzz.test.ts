@@ -40,6 +40,7 @@ beforeAll(async () => {
   const proforma = await api.post(`${ws.base}/proformas`, { purchaser_id: ws.purchaser, line_items: [line()] });
   const quote = await api.post(`${ws.base}/quotes`, { purchaser_id: ws.purchaser, line_items: [line()] });
   const contacts = await api.get(`${ws.base}/contacts`);
+  const expense = await api.post(`${ws.base}/expenses`, { expense: { supplier_id: contacts.body.data[0].id, currency: 'EUR', expense_items_attributes: [{ name: 'Fuzz', unit_price: '1' }] } });
   Object.assign(pools, {
     contacts: contacts.body.data.map((c: Json) => c.id),
     purchaser_id: [ws.purchaser, ws.purchaserNoMail],
@@ -51,6 +52,8 @@ beforeAll(async () => {
     credit_notes: [note.body.id],
     proformas: [proforma.body.id],
     quotes: [quote.body.id],
+    expenses: [expense.body.id],
+    supplier_id: contacts.body.data.map((c: Json) => c.id),
   });
 }, 120_000);
 afterAll(() => system?.stop());
