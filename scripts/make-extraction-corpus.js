@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// Generates the labelled extraction corpus (docs/extraction.md): invoices and receipts in sk, cs, en, de
+// as text PDFs, PNG/JPEG images, degraded photos and image-only scanned PDFs, each with <file>.json.
+//   node scripts/make-extraction-corpus.js [--dir DIR] [--seed N] [--documents N] [--kinds text_pdf,image,photo,scan_pdf]
+// Defaults: DIR = ${XDG_CACHE_HOME:-~/.cache}/invoicing-extraction-corpus/seed-<seed>-n<documents>, seed 1, 12 documents.
+// Deterministic for a seed; files already there are kept. Needs `npm run build` (run here if dist/ is missing)
+// and Chromium (CHROMIUM_PATH or /usr/bin/chromium, as installed by scripts/engines.sh renderer).
+const { execSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const compiled = path.join(root, 'dist/test/support/extraction-corpus/render.js');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+
+async function main() {
+  if (!fs.existsSync(compiled)) execSync('npm run build --silent', { cwd: root, stdio: 'inherit' });
+  const { makeCorpus, corpusDir } = require(compiled);
+  const seed = Number(arg('seed', '1'));
+  const documents = Number(arg('documents', '12'));
+  const dir = path.resolve(arg('dir', corpusDir(seed, documents)));
+  const kinds = arg('kinds', undefined)?.split(',');
+  const started = Date.now();
+  const entries = await makeCorpus({
+    dir,
+    seed,
+    documents,
+    kinds,
+    onProgress: (done, total, file) => process.stderr.write(`\r[corpus] ${done}/${total} ${path.basename(file)}`.padEnd(70)),
+  });
+  process.stderr.write(`\n[corpus] ${entries.length} files in ${dir} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+  console.log(dir);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

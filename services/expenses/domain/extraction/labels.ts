@@ -1,0 +1,63 @@
+// What invoices and receipts in sk, cs, en and de print before each field. Ordered most specific
+// first: the first label that matches a line wins for that line.
+
+const re = (parts: string[]) => new RegExp(`(?:${parts.join('|')})`, 'iu');
+
+export const LABELS = {
+  supplierBlock: re(['dodávateľ', 'dodavatel', 'predávajúci', 'prodávající', 'supplier', 'seller', 'vendor', 'lieferant', 'verkäufer', 'rechnungssteller', 'auftragnehmer', '^from\\b']),
+  customerBlock: re(['odberateľ', 'odběratel', 'kupujúci', 'kupující', 'customer', 'bill to', 'billed to', 'buyer', 'kunde', 'rechnungsempfänger', 'auftraggeber', 'käufer', '^to\\b']),
+  documentNumber: re([
+    'číslo faktúry', 'číslo faktury', 'faktúra\\s*(?:č\\.|číslo)', 'faktura\\s*(?:č\\.|číslo)', 'číslo dokladu', 'doklad\\s*č\\.', 'účtenka\\s*č\\.', 'bloček\\s*č\\.',
+    'invoice\\s*(?:no\\.?|number|#)', 'receipt\\s*(?:no\\.?|number|#)', 'document\\s*(?:no\\.?|number)',
+    'rechnungs-?\\s?(?:nummer|nr\\.?)', 'rechnung\\s*(?:nr\\.?|nummer)', 'beleg-?\\s?(?:nr\\.?|nummer)', 'bon-?\\s?(?:nr\\.?|nummer)',
+  ]),
+  issueDate: re([
+    'dátum vyhotovenia', 'dátum vystavenia', 'datum vystavení', 'vystaven[áéo]', 'date of issue', 'issue date', 'invoice date', 'issued(?: on)?',
+    'rechnungsdatum', 'ausstellungsdatum', 'belegdatum',
+  ]),
+  genericDate: re(['^dátum\\b', '^datum\\b', '^date\\b', '\\bdátum:', '\\bdatum:', '\\bdate:']),
+  dueDate: re(['dátum splatnosti', 'datum splatnosti', 'splatnosť', 'splatnost', 'due date', 'payment due', 'due on', 'pay by', 'fällig(?:keitsdatum| am| bis)?', 'zahlbar bis', 'zahlungsziel']),
+  taxPointDate: re(['dátum dodania', 'datum zdanitelného plnění', 'duzp', 'datum plnění', 'dátum zdaniteľného', 'leistungsdatum', 'lieferdatum', 'tax point', 'supply date', 'delivery date']),
+  total: re([
+    'celkom k úhrade', 'celkem k úhradě', 'k úhrade', 'k úhradě', 'suma k úhrade', 'spolu k úhrade', 'amount due', 'total due', 'balance due', 'total to pay',
+    'zu zahlen', 'zahlbetrag', 'gesamtbetrag', 'rechnungsbetrag', 'endbetrag', 'celkom s dph', 'celkem s dph', 'spolu s dph', 'total incl', 'gesamt brutto', 'brutto gesamt', 'summe brutto',
+    'celková suma', 'celková částka', 'celkom', 'celkem', 'spolu', 'total', 'summe', 'gesamt', 'suma',
+  ]),
+  subtotal: re(['bez dph', 'základ dane', 'základ daně', 'celkom bez', 'celkem bez', 'subtotal', 'sub-total', 'net total', 'total net', 'total excl', 'netto', 'nettobetrag', 'zwischensumme', 'summe netto', '\\bnet\\b']),
+  vatTotal: re(['dph celkom', 'dph celkem', 'celkom dph', 'celkem dph', 'daň celkom', 'vat total', 'total vat', 'vat amount', 'mwst\\.? gesamt', 'summe mwst', 'summe ust', 'umsatzsteuer', '^mwst', '^ust', '^vat\\b', '^dph\\b', '\\bdph\\b', '\\bvat\\b', 'mwst', 'ust\\.']),
+  vatRecap: re(['rekapitulácia', 'rekapitulace', 'sadzba', 'sazba', 'vat rate', 'vat summary', 'steuersatz', 'mwst-satz', 'ust-satz']),
+  iban: re(['iban']),
+  bic: re(['bic', 'swift']),
+  variableSymbol: re(['variabilný symbol', 'variabilní symbol', 'var\\. ?symbol', '\\bv\\.? ?s\\.?(?=[:\\s])']),
+  registrationId: re(['ičo', '\\bič(?!\\s*dph)\\b', 'reg(?:istration)?\\.?\\s*(?:no|number|id)', 'company\\s*(?:no|number|id|reg)', 'handelsregister', 'registernummer', 'firmenbuch', '\\bhrb?\\b']),
+  vatId: re(['ič dph', 'ič\\s*dph', 'vat\\s*(?:id|no|number|reg)', 'ust-?\\s?id(?:nr)?', 'umsatzsteuer-?id', 'ust\\.?-?idnr', 'mwst-?nr']),
+  taxId: re(['dič', 'steuer-?nummer', 'st\\.?-?nr', 'tax\\s*(?:id|no|number)', '\\butr\\b']),
+  itemHeader: re(['popis', 'položka', 'názov', 'označenie', 'description', 'item', 'bezeichnung', 'artikel', 'leistung', 'produkt', 'product', 'tovar', 'zboží']),
+  itemHeaderQuantity: re(['množ', 'mn\\.', 'počet', 'qty', 'quantity', 'menge', 'anz', 'ks\\b', 'units']),
+};
+
+/** Country names and the ISO codes they stand for. */
+export const COUNTRIES: [RegExp, string][] = [
+  [/\b(?:slovensk[áo]( republika)?|slovakia|slovak republic|slowakei)\b/iu, 'SK'],
+  [/\b(?:česk[áo]( republika)?|czech republic|czechia|tschechien)\b/iu, 'CZ'],
+  [/\b(?:deutschland|germany|nemecko|německo|bundesrepublik deutschland)\b/iu, 'DE'],
+  [/\b(?:united kingdom|great britain|england|veľká británia)\b/iu, 'GB'],
+  [/\b(?:österreich|austria|rakúsko|rakousko)\b/iu, 'AT'],
+  [/\b(?:ireland|irland)\b/iu, 'IE'],
+];
+
+export const CURRENCY_SIGNS: [RegExp, string][] = [
+  [/\bEUR\b|€/u, 'EUR'],
+  [/\bCZK\b|\bKč\b|\bKc\b/u, 'CZK'],
+  [/\bGBP\b|£/u, 'GBP'],
+  [/\bUSD\b|US\$/u, 'USD'],
+  [/\bCHF\b/u, 'CHF'],
+  [/\bPLN\b|\bzł\b/u, 'PLN'],
+  [/\bHUF\b|\bFt\b/u, 'HUF'],
+];
+
+/** Legal forms that mark a line as a company name. */
+export const LEGAL_FORM = /\b(?:s\.\s?r\.\s?o\.|spol\.\s?s\s?r\.\s?o\.|a\.\s?s\.|k\.\s?s\.|v\.\s?o\.\s?s\.|GmbH|AG|UG|KG|e\.\s?K\.|OHG|Ltd\.?|Limited|PLC|LLP|Inc\.?|SE)(?=$|[\s,])/u;
+
+/** Titles at the top of a document that are not the supplier's name. */
+export const TITLES = /^(?:faktúra|faktura|daňový doklad|danový doklad|invoice|tax invoice|receipt|rechnung|quittung|kassenbon|pokladničný doklad|pokladní doklad|účtenka|paragon|bon|beleg|zjednodušený daňový doklad|proforma)\b/iu;

@@ -1,0 +1,170 @@
+// `npm run bench:extraction`: field-level precision, recall and F1 of the extractor on the generated,
+// labelled corpus (scripts/make-extraction-corpus.js), per tier and per file kind; seconds per document
+// and per OCR'd page; peak resident memory (the OCR workers are threads of this process, so RSS covers
+// them). Targets (issue #10) printed PASS/FAIL: F1 ≥ 0.95 on text PDFs, ≥ 0.85 on images, photos and
+// scans, the escalated tier never below the standard one; text PDF ≤ 0.5 s, image ≤ 4 s per page
+// (standard tier, p95). Report: .bench/extraction-report.md and .json.
+// Settings: BENCH_EXTRACTION_DOCS (12: sk, cs, en, de × classic, receipt, letterhead), BENCH_EXTRACTION_SEED (1),
+// BENCH_EXTRACTION_TIERS (standard,escalated), BENCH_EXTRACTION_KINDS (text_pdf,image,photo,scan_pdf),
+// BENCH_EXTRACTION_VERBOSE=1 (print every wrong field), EXTRACTION_CORPUS_DIR, CHROMIUM_PATH, EXTRACTION_OCR_WORKERS (1).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createExtractor } from '../../services/expenses/extraction';
+import type { ExtractedFields, ExtractionTier } from '../../services/expenses/ports/extractor';
+import { corpusDir, FileKind, FILE_KINDS, makeCorpus } from '../support/extraction-corpus/render';
+import { add, prf, Score, scoreFields } from './extraction-score';
+
+const root = path.resolve(__dirname, '../../..');
+const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+const DOCS = env('BENCH_EXTRACTION_DOCS', 12);
+const SEED = env('BENCH_EXTRACTION_SEED', 1);
+const TIERS = (process.env.BENCH_EXTRACTION_TIERS ?? 'standard,escalated').split(',') as ExtractionTier[];
+const KINDS = (process.env.BENCH_EXTRACTION_KINDS ?? FILE_KINDS.join(',')).split(',') as FileKind[];
+const VERBOSE = process.env.BENCH_EXTRACTION_VERBOSE === '1';
+const began = Date.now();
+const log = (line: string) => process.stderr.write(`[bench-extraction ${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+
+interface Run {
+  tier: ExtractionTier;
+  kind: FileKind;
+  file: string;
+  seconds: number;
+  pages: number;
+  method: string;
+  failed: string | null;
+  scores: Record<string, Score>;
+}
+
+function loadAverage(): string {
+  return os.loadavg().map((l) => l.toFixed(2)).join(' ');
+}
+
+async function main() {
+  const dir = corpusDir(SEED, DOCS);
+  log(`corpus: ${DOCS} documents, seed ${SEED}, kinds ${KINDS.join(', ')} → ${dir}`);
+  const entries = await makeCorpus({ dir, seed: SEED, documents: DOCS, kinds: KINDS, onProgress: (done, total) => done % 8 === 0 && log(`corpus ${done}/${total}`) });
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 25);
+  const extractor = createExtractor({ ocrWorkers: env('EXTRACTION_OCR_WORKERS', 1) });
+  const runs: Run[] = [];
+  const load: string[] = [loadAverage()];
+  try {
+    // Warm-up (PDF.js module, OCR worker and language models), not measured.
+    const warm = entries.find((e) => e.kind !== 'text_pdf') ?? entries[0];
+    await extractor.extract({ bytes: readFileSync(warm.file), contentType: warm.contentType, tier: 'standard' });
+    const pdf = entries.find((e) => e.kind === 'text_pdf');
+    if (pdf) await extractor.extract({ bytes: readFileSync(pdf.file), contentType: pdf.contentType, tier: 'standard' });
+    const total = TIERS.length * entries.length;
+    for (const tier of TIERS) {
+      for (const entry of entries) {
+        const bytes = readFileSync(entry.file);
+        const t0 = performance.now();
+        let fields: ExtractedFields | null = null;
+        let failed: string | null = null;
+        let pages = 1;
+        let method = '-';
+        try {
+          const result = await extractor.extract({ bytes, contentType: entry.contentType, tier });
+          fields = result.fields;
+          pages = result.pages;
+          method = result.method;
+        } catch (error) {
+          failed = (error as Error).message;
+        }
+        const seconds = (performance.now() - t0) / 1000;
+        const scores = scoreFields(entry.document.fields, fields);
+        runs.push({ tier, kind: entry.kind, file: entry.file, seconds, pages, method, failed, scores });
+        const s = Object.values(scores).reduce((acc, x) => add(acc, x), { tp: 0, fp: 0, fn: 0 });
+        log(`${tier.padEnd(9)} ${String(runs.length).padStart(3)}/${total} ${path.basename(entry.file).padEnd(34)} ${seconds.toFixed(2).padStart(6)} s  F1 ${prf(s).f1.toFixed(3)}${failed ? `  FAILED ${failed}` : ''}`);
+        if (VERBOSE) {
+          for (const [field, sc] of Object.entries(scores)) {
+            if (sc.fp || sc.fn) log(`      ${field}: expected ${JSON.stringify(expectedOf(entry.document.fields, field))} got ${JSON.stringify(fields ? expectedOf(fields, field) : null)}`);
+          }
+        }
+        if (runs.length % 10 === 0) load.push(loadAverage());
+      }
+    }
+  } finally {
+    clearInterval(sampler);
+    await extractor.close?.();
+  }
+  report(runs, peakRss, load);
+}
+
+function expectedOf(fields: ExtractedFields, field: string): unknown {
+  return field.split('.').reduce<unknown>((o, k) => (o == null ? null : (o as Record<string, unknown>)[k]), fields);
+}
+
+function quantile(values: number[], q: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+}
+
+function report(runs: Run[], peakRss: number, load: string[]) {
+  const rows: { tier: string; kind: string; n: number; precision: number; recall: number; f1: number; meanS: number; p95S: number; p95PerPage: number; failed: number }[] = [];
+  for (const tier of TIERS) {
+    for (const kind of KINDS) {
+      const sel = runs.filter((r) => r.tier === tier && r.kind === kind);
+      if (sel.length === 0) continue;
+      const total = sel.reduce((acc, r) => Object.values(r.scores).reduce((a, s) => add(a, s), acc), { tp: 0, fp: 0, fn: 0 });
+      const { precision, recall, f1 } = prf(total);
+      const secs = sel.map((r) => r.seconds);
+      rows.push({
+        tier, kind, n: sel.length, precision, recall, f1,
+        meanS: secs.reduce((a, b) => a + b, 0) / secs.length,
+        p95S: quantile(secs, 0.95),
+        p95PerPage: quantile(sel.map((r) => r.seconds / Math.max(1, Math.min(r.pages, 3))), 0.95),
+        failed: sel.filter((r) => r.failed).length,
+      });
+    }
+  }
+  // Per-field F1 over everything (where the extractor is weak).
+  const perField = new Map<string, Score>();
+  for (const r of runs) for (const [f, s] of Object.entries(r.scores)) perField.set(`${r.tier} ${f}`, add(perField.get(`${r.tier} ${f}`) ?? { tp: 0, fp: 0, fn: 0 }, s));
+
+  const targets: { name: string; ok: boolean; value: string }[] = [];
+  const row = (tier: string, kind: string) => rows.find((r) => r.tier === tier && r.kind === kind);
+  for (const tier of TIERS) {
+    for (const kind of KINDS) {
+      const r = row(tier, kind);
+      if (!r) continue;
+      const min = kind === 'text_pdf' ? 0.95 : 0.85;
+      targets.push({ name: `F1 ${tier} ${kind} ≥ ${min}`, ok: r.f1 >= min, value: r.f1.toFixed(3) });
+    }
+  }
+  if (TIERS.includes('standard') && TIERS.includes('escalated')) {
+    for (const kind of KINDS) {
+      const s = row('standard', kind);
+      const e = row('escalated', kind);
+      if (s && e) targets.push({ name: `F1 escalated ≥ standard (${kind})`, ok: e.f1 >= s.f1 - 1e-9, value: `${e.f1.toFixed(3)} vs ${s.f1.toFixed(3)}` });
+    }
+  }
+  const textPdf = row('standard', 'text_pdf');
+  if (textPdf) targets.push({ name: 'text PDF ≤ 0.5 s (standard, p95)', ok: textPdf.p95S <= 0.5, value: `${textPdf.p95S.toFixed(3)} s` });
+  const imagePages = runs.filter((r) => r.tier === 'standard' && r.kind !== 'text_pdf').map((r) => r.seconds / Math.max(1, Math.min(r.pages, 3)));
+  if (imagePages.length) targets.push({ name: 'image ≤ 4 s per page (standard, p95)', ok: quantile(imagePages, 0.95) <= 4, value: `${quantile(imagePages, 0.95).toFixed(2)} s` });
+
+  const lines: string[] = [];
+  lines.push(`# Extraction bench (${new Date().toISOString()})`, '');
+  lines.push(`Corpus: ${DOCS} documents (seed ${SEED}) × ${KINDS.join(', ')}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), load average during the run: ${load.join(' | ')}.`, '');
+  lines.push('| tier | kind | files | precision | recall | F1 | s/doc mean | s/doc p95 | s/page p95 | failed |', '|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) lines.push(`| ${r.tier} | ${r.kind} | ${r.n} | ${r.precision.toFixed(3)} | ${r.recall.toFixed(3)} | ${r.f1.toFixed(3)} | ${r.meanS.toFixed(2)} | ${r.p95S.toFixed(2)} | ${r.p95PerPage.toFixed(2)} | ${r.failed} |`);
+  lines.push('', `Peak resident memory: ${(peakRss / 1024 / 1024).toFixed(0)} MB`, '', '## Targets', '');
+  for (const t of targets) lines.push(`- ${t.ok ? 'PASS' : 'FAIL'} ${t.name}: ${t.value}`);
+  lines.push('', '## Per field (F1, all kinds)', '', '| tier field | F1 | tp | fp | fn |', '|---|---|---|---|---|');
+  for (const [k, s] of [...perField.entries()].sort()) lines.push(`| ${k} | ${prf(s).f1.toFixed(3)} | ${s.tp} | ${s.fp} | ${s.fn} |`);
+  const text = lines.join('\n');
+  mkdirSync(path.join(root, '.bench'), { recursive: true });
+  writeFileSync(path.join(root, '.bench/extraction-report.md'), `${text}\n`);
+  writeFileSync(path.join(root, '.bench/extraction-report.json'), JSON.stringify({ rows, targets, peakRss, load, runs: runs.map(({ scores: _s, ...r }) => r) }, null, 2));
+  process.stdout.write(`${text}\n`);
+  process.exitCode = targets.every((t) => t.ok) ? 0 : 1;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
