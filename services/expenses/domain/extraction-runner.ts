@@ -14,7 +14,7 @@ import { searchTextOf, sortDateOf } from './listing';
 
 export interface SupplierMatcher {
   /** A contact of the workspace whose legal entity has this registration or VAT id, else one created with it; null when the fields name no supplier. */
-  match(tenant: Tenant, supplier: ExtractedFields['supplier']): Promise<{ id: number; name: string } | null>;
+  match(tenant: Tenant, supplier: ExtractedFields['supplier'], jobId: string): Promise<{ id: number; name: string } | null>;
 }
 
 export interface RunnerOptions {
@@ -72,7 +72,7 @@ export class ExtractionRunner {
     let outcome: { result: ExtractionResult; supplier: { id: number; name: string } | null } | { reason: FailureReason; message: string };
     try {
       const result = await this.extract(taken);
-      const supplier = await this.suppliers.match(taken, result.fields.supplier);
+      const supplier = await this.suppliers.match(taken, result.fields.supplier, jobId);
       outcome = { result, supplier };
     } catch (err) {
       if (!(err instanceof ExtractionFailure)) throw err; // transient (store, blobs, contacts): the lease lapses, the job is taken again

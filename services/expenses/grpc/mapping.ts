@@ -92,6 +92,7 @@ export function toExpenseMessage(r: ExpenseView): Expense {
     rejected_job_id: opt(r.rejected_job_id),
     file: r.file ? { filename: r.file.filename, content_type: r.file.content_type, size: r.file.size } : undefined,
     confidence: r.confidence,
+    extraction_failure: r.extraction_status === 'failed' && r.extraction_job?.failure ? r.extraction_job.failure : undefined,
     deleted: opt(r.deleted),
     created_at: r.created_at,
     updated_at: r.updated_at,
