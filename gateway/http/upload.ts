@@ -60,7 +60,7 @@ export async function receiveUpload(req: Request): Promise<ReceivedUpload> {
     let settled = false;
     let busboy: Busboy.Busboy;
     try {
-      busboy = Busboy({ headers: req.headers, limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
+      busboy = Busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
     } catch {
       reject(new HttpError(400, 'bad_request', 'the multipart body has no boundary'));
       return;
