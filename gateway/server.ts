@@ -247,8 +247,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           ctx.tenant = resolved.tenant;
           ctx.access = resolved.access;
         }
-        // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
-        // so an anonymous caller learns nothing but 401.
         if (route.refusesFiles && isMultipart(req)) {
           req.resume(); // the file is not read: drain it so the answer can be written on this connection
           throw new HttpError(422, 'file_not_accepted', 'this endpoint takes JSON only; upload files with POST …/expenses/upload', { field: 'body' });
@@ -257,6 +255,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           await runUpload(route, req, res, ctx, principal!, idempotencyKey);
           return;
         }
+        // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
+        // so an anonymous caller learns nothing but 401.
         const parsed = hasBody(req) && (bodyRule || !documented) ? await readBody(req, { jsonOnly: documented }) : undefined;
         ctx.body = bodyRule ? checkedBody(bodyRule, parsed) : parsed;
         if (principal) requireScopes(principal.scopes, bodyScopes(route, ctx.body));

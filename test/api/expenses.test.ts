@@ -171,6 +171,8 @@ describe('POST /accounts/<account_id>/expenses: body validation', () => {
     [{ expense: { currency: 'EUR', expense_items_attributes: [{ name: 'x' }] } }, 'missing_field', 'expense.expense_items_attributes[0].unit_price'],
     [{ expense: { currency: 'EUR', expense_items_attributes: [{ id: 1, name: 'x' }] } }, 'unknown_expense_item', 'expense.expense_items_attributes[0].id'],
     [{ expense: { supplier_id: 9007199254740992 } }, 'invalid_value', 'expense.supplier_id'],
+    [{ expense: { currency: 'EUR', expense_items_attributes: [{ id: 1e20, quantity: '1' }] } }, 'invalid_value', 'expense.expense_items_attributes.0.id'],
+    [{ expense: { currency: 'EUR', expense_items_attributes: [{ name: 'x', unit_price: '1', extra: true }] } }, 'unknown_field', 'expense.expense_items_attributes.0.extra'],
   ])('%j → 422 %s on %s', async (body, code, field) => {
     const res = await api.post(base, body);
     expect(res.status).toBe(422);
@@ -345,6 +347,17 @@ describe('GET /accounts/<account_id>/expenses: order and keyset pagination', () 
     } while (cursor && pages < 20);
     expect(new Set(seen).size).toBe(seen.length);
     for (const id of original) expect(seen).toContain(id);
+  });
+
+  it('live and sandbox (test-token) expenses are separate lists', async () => {
+    const fresh = await freshWorkspace();
+    const live = await fresh.api.post(fresh.base, { expense: { note: 'live' } });
+    const sandbox = await tokenFor(system, 'test', fresh.ws.id, 'write:expenses');
+    const inSandbox = await fresh.api.post(fresh.base, { expense: { note: 'sandbox' } }, { token: sandbox });
+    expect(inSandbox.status).toBe(201);
+    expect((await fresh.api.get(fresh.base)).body.data.map((e: { id: number }) => e.id)).toEqual([live.body.id]);
+    expect((await fresh.api.get(fresh.base, { token: sandbox })).body.data.map((e: { id: number }) => e.id)).toEqual([inSandbox.body.id]);
+    expect((await fresh.api.patch(`${fresh.base}/${live.body.id}`, { expense: { note: 'x' } }, { token: sandbox })).status).toBe(404);
   });
 
   it('limit: default 25, at most 100; other values 422 invalid_limit', async () => {

@@ -291,3 +291,63 @@ describe('create under an Idempotency-Key with an inline supplier', () => {
     expect(s.suppliers.contacts.size).toBe(0);
   });
 });
+
+describe('PATCH under interleaving: the rule holds for the version actually written', () => {
+  /** Holds the first update of the collection until `release()`; later updates pass. */
+  function latchFirstUpdate(store: ReturnType<typeof service>['store']) {
+    const update = store.expenses.update.bind(store.expenses);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const arrived = new Promise<void>((resolve) => (reached = resolve));
+    let first = true;
+    store.expenses.update = async (doc) => {
+      if (first) {
+        first = false;
+        reached();
+        await gate;
+      }
+      return update(doc);
+    };
+    return { arrived, release };
+  }
+
+  it('two PATCHes adding items at once: both items are kept, with distinct ids, and the totals count both', async () => {
+    const s = service();
+    const created = await s.expenses.create(tenant, { currency: 'EUR', items: [{ name: 'A', unit_price: '1' }] }, undefined);
+    const latch = latchFirstUpdate(s.store);
+    const slow = s.expenses.update(tenant, created.id, { items: [{ name: 'B', unit_price: '10' }] }, undefined);
+    await latch.arrived; // the slow PATCH read version 1 and is about to write
+    const fast = await s.expenses.update(tenant, created.id, { items: [{ name: 'C', unit_price: '100' }] }, undefined);
+    latch.release();
+    const written = await slow; // its write loses the compare-and-set and is re-applied on the fast one's version
+    expect(fast.items.map((i) => i.name)).toEqual(['A', 'C']);
+    expect(written.items.map((i) => [i.id, i.name])).toEqual([[1, 'A'], [2, 'C'], [3, 'B']]);
+    expect(written.totals.total).toBe('111.00');
+  });
+
+  it('a PATCH racing a DELETE: the delete wins, the PATCH is 404 and writes nothing', async () => {
+    const s = service();
+    const created = await s.expenses.create(tenant, { note: 'before' }, undefined);
+    const latch = latchFirstUpdate(s.store);
+    const patch = codeOf(s.expenses.update(tenant, created.id, { note: 'after' }, undefined));
+    await latch.arrived;
+    await s.expenses.delete(tenant, created.id);
+    latch.release();
+    expect(await patch).toBe('resource_not_found');
+    const stored = await s.store.expenses.get(created.id);
+    expect([stored?.note, stored?.deleted !== null]).toEqual(['before', true]);
+  });
+
+  it('a PATCH updating an item another PATCH removed meanwhile: 422 unknown_expense_item, nothing written', async () => {
+    const s = service();
+    const created = await s.expenses.create(tenant, { currency: 'EUR', items: [{ name: 'A', unit_price: '1' }, { name: 'B', unit_price: '2' }] }, undefined);
+    const latch = latchFirstUpdate(s.store);
+    const patch = codeOf(s.expenses.update(tenant, created.id, { items: [{ id: 2, quantity: '5' }] }, undefined));
+    await latch.arrived;
+    await s.expenses.update(tenant, created.id, { items: [{ id: 2, destroy: true }] }, undefined);
+    latch.release();
+    expect(await patch).toBe('unknown_expense_item');
+    expect((await s.store.expenses.get(created.id))?.items.map((i) => i.name)).toEqual(['A']);
+  });
+});
