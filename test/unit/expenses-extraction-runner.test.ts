@@ -11,7 +11,7 @@ import { expensesStore } from '../../services/expenses/adapters/expenses-store';
 import { EXTRACTION_REQUESTED, ExpenseFiles } from '../../services/expenses/domain/expense-files';
 import { ExtractionQuota, quotaCountersSpec } from '../../services/expenses/domain/extraction-quota';
 import { ExtractionRunner, RunnerHooks, SupplierMatcher } from '../../services/expenses/domain/extraction-runner';
-import { ExpensesStore } from '../../services/expenses/ports/expenses-store';
+import { ExpensesStore, storedConfidence } from '../../services/expenses/ports/expenses-store';
 import { ExtractedFields, ExtractionFailure, ExtractionInput, ExtractionResult, Extractor } from '../../services/expenses/ports/extractor';
 import { FsBlobStore } from '../../services/shared/blobs/fs';
 import { SqliteDocumentStore } from '../../services/shared/store/sqlite';
@@ -130,6 +130,7 @@ describe('running a job', () => {
     expect(extractor.calls[0]).toMatchObject({ contentType: 'application/pdf', tier: 'standard' });
     const done = (await s.store.expenses.get(expense.id))!;
     expect(done).toMatchObject({ extraction_status: 'completed', supplier_id: 501, document_number: '2026-0042', issue_date: '2026-03-01', iban: 'SK3112000000198742637541', confidence: { total: 0.97 } });
+    expect(done.confidence).toEqual(storedConfidence({ total: 0.97, 'supplier.vat_id': 0.99 }));
     expect(done.totals).toMatchObject({ subtotal: '100.00', vat_total: '20.00', total: '120.00' });
     expect(done.items).toHaveLength(1);
     // A duplicate event (redelivery) finds nothing to do.

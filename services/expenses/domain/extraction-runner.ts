@@ -5,7 +5,7 @@
 // a job whose process died is taken again; the bus event only wakes a worker early.
 import { mutate } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
-import { ExpenseItemData, ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
+import { ExpenseItemData, ExpenseRecord, ExpensesStore, storedConfidence } from '../ports/expenses-store';
 import { ExtractedFields, ExtractionFailure, ExtractionResult, Extractor } from '../ports/extractor';
 import { BlobStore } from '../../shared/blobs/port';
 import { Clock } from '../ports/suppliers';
@@ -160,7 +160,7 @@ export function withExtracted(record: ExpenseRecord, result: ExtractionResult, s
       total: pick(f.total, record.totals.total),
       vat_breakdown: f.vat_breakdown.length ? f.vat_breakdown.map((v) => ({ vat_rate: v.rate, base: v.base, vat: v.vat })) : record.totals.vat_breakdown,
     },
-    confidence: result.confidence,
+    confidence: storedConfidence(result.confidence),
   };
   return { ...next, sort_date: sortDateOf(next.issue_date), search_text: searchTextOf(next) };
 }

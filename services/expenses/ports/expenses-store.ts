@@ -100,3 +100,11 @@ export interface ExpensesStore {
   expenses: Collection<ExpenseRecord>;
   nextId(sequence: string): Promise<number>;
 }
+
+/** Confidence keys are dotted paths (`supplier.vat_id`); MongoDB-compatible stores refuse dots in field
+ * names, so they are stored with U+FF0E (fullwidth full stop) and read back as dots. */
+const STORED_DOT = '\uff0e';
+export const storedConfidence = (confidence: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(confidence).map(([key, value]) => [key.split('.').join(STORED_DOT), value]));
+export const confidenceOf = (stored: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(stored).map(([key, value]) => [key.split(STORED_DOT).join('.'), value]));
