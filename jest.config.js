@@ -3,11 +3,11 @@
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
   // ESM-only dependencies (Node 20 require()s them natively; jest's module system needs CommonJS).
-  '/node_modules/(bysquare|lzma1)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  '/node_modules/(bysquare|lzma1|file-type|strtok3|token-types|@tokenizer/inflate|uint8array-extras|@borewit/text-codec)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
 };
 const common = {
   transform,
-  transformIgnorePatterns: ['/node_modules/(?!(bysquare|lzma1)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(bysquare|lzma1|file-type|strtok3|token-types|@tokenizer/inflate|uint8array-extras|@borewit/text-codec)/)'],
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
 };

@@ -18,6 +18,8 @@ import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
+import { receiveUpload } from './http/upload';
+import type { Principal } from '../gen/invoicing/identity/v1/identity';
 import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
 import { docsRoutes } from './openapi/docs-page';
 import { hasBody, isMultipart, readBody, rawBodyOf } from './edge/body';
@@ -188,10 +190,27 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     res.end(answer.body);
   }
 
+  /** A streamed body: headers first, then the chunks with backpressure; a failure mid-body cuts the
+   * connection (the client sees a short body against Content-Length, never a wrong file). */
+  async function streamAnswer(res: Response, result: RouteResult, stream: AsyncIterable<Buffer>): Promise<void> {
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(headerName(name), value);
+    res.statusCode = result.status;
+    try {
+      for await (const chunk of stream) {
+        if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+      }
+      res.end();
+    } catch (err) {
+      log.warn({ err: String(err), request_id: res.locals.requestId }, 'streamed answer failed');
+      res.destroy();
+    }
+  }
+
   function handler(route: RouteSpec, { documented = true } = {}) {
     const apiPath = openApiPath(route.path);
     // Documented POSTs and PATCHes take JSON only (gateway/edge/body.ts); GET and DELETE bodies are not read.
-    const bodyRule = documented && (route.method === 'post' || route.method === 'patch') ? openapi.requestBody(route.method, apiPath) : undefined;
+    const bodyRule =
+      documented && !route.upload && (route.method === 'post' || route.method === 'patch') ? openapi.requestBody(route.method, apiPath) : undefined;
     // A PATCH naming no field changes nothing: it answers what GET answers, and writes nothing (no updated_at bump).
     const reader = route.method === 'patch' && bodyRule?.declared ? readers.get(route.path) : undefined;
     const scopes = routeScopes(route);
@@ -238,6 +257,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           req.resume(); // the file is not read: drain it so the answer can be written on this connection
           throw new HttpError(422, 'file_not_accepted', 'this endpoint takes JSON only; upload files with POST …/expenses/upload', { field: 'body' });
         }
+        if (route.upload) {
+          await runUpload(route, req, res, ctx, principal!, idempotencyKey);
+          return;
+        }
         // Bodies are read (once, raw bytes kept for the idempotency fingerprint) after authentication,
         // so an anonymous caller learns nothing but 401.
         const parsed = hasBody(req) && (bodyRule || !documented) ? await readBody(req, { jsonOnly: documented }) : undefined;
@@ -259,11 +282,35 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           writeAnswer(res, answer);
           return;
         }
-        writeAnswer(res, answerOf(await route.handle(ctx, clients)));
+        const result = await route.handle(ctx, clients);
+        if (result.stream) await streamAnswer(res, result, result.stream);
+        else writeAnswer(res, answerOf(result));
       } catch (err) {
         next(err);
       }
     };
+  }
+
+  /** An upload route: the file is received (spooled) first, then the handler runs — under the
+   * Idempotency-Key when one was sent, with the fingerprint of the streamed form. The spool is
+   * deleted however the request ends. */
+  async function runUpload(route: RouteSpec, req: Request, res: Response, ctx: RequestContext, principal: Principal, key: string | undefined) {
+    const upload = await receiveUpload(req);
+    ctx.upload = upload;
+    try {
+      if (key === undefined) {
+        writeAnswer(res, answerOf(await route.handle(ctx, clients)));
+        return;
+      }
+      const fingerprint = upload.fingerprint;
+      const keyed = withCallOptions(clients, { idempotency: { key: scopedKey(principal.credential_id, key), fingerprint } });
+      const answer = await idempotency.run({ credentialId: principal.credential_id, key, fingerprint, requestId: ctx.requestId }, () =>
+        route.handle(ctx, keyed).then(answerOf, (err: unknown) => errorAnswer(err, ctx.requestId)),
+      );
+      writeAnswer(res, answer);
+    } finally {
+      await upload.discard();
+    }
   }
 
   function requireScopes(granted: readonly string[], needed: ReturnType<typeof routeScopes>): void {

@@ -58,3 +58,34 @@ const normalizeHeaders = (raw: Buffer) =>
       .join('\n'),
     'latin1',
   );
+
+/**
+ * The fingerprint of a multipart form read as a stream (the upload route spools it, never holds it):
+ * method and path, then every part in order — field name, file name, declared type and bytes — but not
+ * the boundary, nor how the client split its headers. A retry that re-encodes the same form matches; a
+ * different file, name or type does not.
+ */
+export class MultipartFingerprint {
+  private readonly hash;
+
+  constructor(method: string, url: string) {
+    this.hash = createHash('sha256').update(`${method.toUpperCase()} ${url}\nmultipart-stream\n`);
+  }
+
+  field(name: string, value: string, type: string): void {
+    const bytes = Buffer.from(value);
+    this.hash.update(`field ${JSON.stringify([name, type])} ${bytes.length}:`).update(bytes);
+  }
+
+  fileStart(name: string, filename: string, type: string): void {
+    this.hash.update(`file ${JSON.stringify([name, filename, type])}:`);
+  }
+
+  fileData(chunk: Buffer): void {
+    this.hash.update(chunk);
+  }
+
+  digest(): string {
+    return this.hash.digest('base64url');
+  }
+}

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { Principal } from '../../gen/invoicing/identity/v1/identity';
 import { SignInThrottle } from '../auth/sign-in-throttle';
 import { AccountAccess } from '../auth/workspace';
+import type { ReceivedUpload } from './upload';
 
 import { Tenant } from '../../services/shared/tenant';
 
@@ -18,6 +19,8 @@ export interface RequestContext {
   query: Request['query'];
   body: unknown;
   req: Request;
+  /** The received file of an upload route (RouteSpec.upload). */
+  upload?: ReceivedUpload;
   /** Sign-in attempts per e-mail address (used by POST /auth/sign_in). */
   signIns: SignInThrottle;
 }
@@ -25,5 +28,7 @@ export interface RequestContext {
 export interface RouteResult {
   status: number;
   body?: unknown;
+  /** A body written as it is read (a file download; GET only, never kept under an idempotency key). */
+  stream?: AsyncIterable<Buffer>;
   headers?: Record<string, string>;
 }

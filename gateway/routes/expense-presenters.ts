@@ -52,6 +52,7 @@ export function presentExpense(e: Expense) {
     rejected_job_id: orNull(e.rejected_job_id),
     file: e.file ? { filename: e.file.filename, content_type: e.file.content_type, size: e.file.size } : null,
     confidence: e.confidence,
+    extraction_failure: e.extraction_failure ? { reason: e.extraction_failure.reason, message: e.extraction_failure.message } : null,
     created_at: e.created_at,
     updated_at: e.updated_at,
     deleted: orNull(e.deleted),

@@ -2,9 +2,10 @@
 import { authRoutes } from './auth';
 import { bankAccountRoutes, contactRoutes } from './contacts';
 import { documentRoutes } from './documents';
+import { expenseFileRoutes } from './expense-files';
 import { expenseRoutes } from './expenses';
 import { pdfRoutes } from './pdfs';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseFileRoutes, ...expenseRoutes];

@@ -35,6 +35,11 @@ export interface RouteSpec {
    * operation is a misplaced file — 422 file_not_accepted instead of 415 (spec §4 Expenses).
    */
   refusesFiles?: boolean;
+  /**
+   * A multipart file upload (gateway/http/upload.ts): the body is not read as JSON but received as a
+   * stream, its file spooled; the handler finds it in ctx.upload.
+   */
+  upload?: boolean;
   handle(ctx: RequestContext, clients: GatewayClients): Promise<RouteResult>;
 }
 

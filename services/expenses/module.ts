@@ -1,24 +1,76 @@
-// Wires the expenses service: its store, the contacts service as the supplier directory, and its
-// handlers to gRPC.
+// Wires the expenses service: its store, the contacts service as the supplier directory, the blob store
+// for files, the extraction job machinery (outbox relay to invoicing.expenses.v1, the worker that runs
+// jobs through the Extractor), and its handlers to gRPC.
 import { ExpensesServiceService } from '../../gen/invoicing/expenses/v1/expenses';
+import { readEnv } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
+import { outboxRelayOptions } from '../shared/outbox/options';
+import { OutboxRelay } from '../shared/outbox/relay';
 import { CursorCodec } from '../shared/pagination';
-import { expensesStore } from './adapters/expenses-store';
+import { ExtractionWorker } from './adapters/extraction-worker';
+import { expensesOutbox, expensesStore } from './adapters/expenses-store';
+import { fileInspector } from './adapters/file-inspector';
 import { GrpcSuppliers } from './adapters/grpc-suppliers';
+import { ContactsSupplierMatcher } from './adapters/supplier-matcher';
+import { ExpenseFiles } from './domain/expense-files';
+import { ExtractionQuota, quotaCountersSpec } from './domain/extraction-quota';
+import { ExtractionRunner } from './domain/extraction-runner';
 import { Expenses } from './domain/expenses';
+import { createExtractor, extractorOptionsFromEnv } from './extraction';
 import { expensesHandlers } from './grpc/handlers';
+
+/** Settings of the extraction jobs (docs/expenses.md, "Configuration"). */
+export function readExtractionConfig(env: NodeJS.ProcessEnv = process.env) {
+  const { int, optional } = readEnv(env);
+  const timeLimitMs = Math.max(1000, int('EXTRACTION_JOB_TIMEOUT_MS', 120_000));
+  return {
+    concurrency: Math.max(1, int('EXTRACTION_CONCURRENCY', 1)),
+    timeLimitMs,
+    // Longer than the time limit: a live worker never loses its claim; a dead one's job is taken again after it.
+    leaseMs: timeLimitMs + Math.max(1000, int('EXTRACTION_LEASE_MARGIN_MS', 30_000)),
+    pollMs: Math.max(100, int('EXTRACTION_POLL_MS', 2000)),
+    retryCooldownMs: Math.max(0, int('EXTRACTION_RETRY_COOLDOWN_MS', 300_000)),
+    worker: optional('EXTRACTION_WORKER') !== 'off',
+  };
+}
 
 export const expensesModule: ServiceModule = {
   name: 'expenses',
   async create({ adapters, secrets, log, peers }) {
+    const config = readExtractionConfig();
+    const clock = { now: () => new Date() };
     const store = expensesStore(adapters.store);
     const suppliers = new GrpcSuppliers(peers.contacts);
-    const expenses = new Expenses(store, suppliers, { now: () => new Date() });
+    const expenses = new Expenses(store, suppliers, clock);
+    const relay = new OutboxRelay(
+      [expensesOutbox(store.expenses)],
+      adapters.bus,
+      log,
+      outboxRelayOptions(),
+    );
+    const quota = new ExtractionQuota(adapters.store.collection(quotaCountersSpec), () => adapters.store.nextId('expenses.quota'));
+    const files = new ExpenseFiles(store, adapters.blobs, fileInspector, quota, clock, { retryCooldownMs: config.retryCooldownMs, onQueued: () => relay.notify() });
+    const extractor = createExtractor(extractorOptionsFromEnv());
+    const matcher = new ContactsSupplierMatcher(peers.contacts, suppliers);
+    const runner = new ExtractionRunner(store, adapters.blobs, extractor, matcher, clock, { timeLimitMs: config.timeLimitMs, leaseMs: config.leaseMs });
+    const worker = new ExtractionWorker(runner, adapters.bus, log.child({ component: 'extraction' }), { concurrency: config.concurrency, pollMs: config.pollMs });
+    relay.start();
+    if (config.worker) await worker.start();
     const cursors = new CursorCodec(secrets.cursorSecret);
     return {
-      bindings: [restrict(implement('invoicing.expenses.v1.ExpensesService', ExpensesServiceService, expensesHandlers(expenses, cursors), log), { callers: ['gateway'] })],
-      stop: async () => suppliers.close(),
+      bindings: [
+        restrict(implement('invoicing.expenses.v1.ExpensesService', ExpensesServiceService, expensesHandlers(expenses, files, cursors), log), {
+          callers: ['gateway'],
+        }),
+      ],
+      stop: async () => {
+        await worker.stop();
+        await relay.stop();
+        await extractor.close?.();
+        matcher.close();
+        suppliers.close();
+      },
     };
   },
 };

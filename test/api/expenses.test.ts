@@ -212,7 +212,7 @@ describe('GET /accounts/<account_id>/expenses/<id>', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual(created.body);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['bic', 'confidence', 'created_at', 'currency', 'deleted', 'document_number', 'due_date', 'extraction_status', 'file', 'iban', 'id', 'issue_date', 'job_id', 'line_items', 'note', 'rejected_job_id', 'subtotal', 'supplier', 'supplier_id', 'total', 'updated_at', 'variable_symbol', 'vat_breakdown', 'vat_total'].sort(),
+      ['bic', 'confidence', 'created_at', 'currency', 'deleted', 'document_number', 'due_date', 'extraction_failure', 'extraction_status', 'file', 'iban', 'id', 'issue_date', 'job_id', 'line_items', 'note', 'rejected_job_id', 'subtotal', 'supplier', 'supplier_id', 'total', 'updated_at', 'variable_symbol', 'vat_breakdown', 'vat_total'].sort(),
     );
   });
 

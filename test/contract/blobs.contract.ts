@@ -49,6 +49,50 @@ export function describeBlobContract(adapter: string, open: () => Promise<BlobSt
       expect(await pdfs.get(sandbox)).toBeNull();
     });
 
+    async function* chunksOf(data: Buffer, size: number, failAfter?: number) {
+      for (let at = 0; at < data.length; at += size) {
+        if (failAfter !== undefined && at >= failAfter) throw new Error('client went away');
+        yield data.subarray(at, at + size);
+      }
+    }
+
+    const readAll = async (stream: AsyncIterable<Buffer>) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      return Buffer.concat(chunks);
+    };
+
+    it('streams a write in chunks (more than one 5 MiB part) and reads it back as a stream with its size', async () => {
+      const k = key();
+      const data = randomBytes(11 * 1024 * 1024 + 123);
+      expect(await blobs.putStream(k, chunksOf(data, 64 * 1024), 'application/pdf')).toEqual({ size: data.length });
+      const opened = await blobs.openStream(k);
+      expect(opened?.contentType).toBe('application/pdf');
+      expect(opened?.size).toBe(data.length);
+      expect((await readAll(opened!.stream)).equals(data)).toBe(true);
+      const small = key();
+      await blobs.putStream(small, chunksOf(Buffer.from('tiny'), 2), 'image/png');
+      expect((await blobs.get(small))?.data.toString()).toBe('tiny');
+      expect(await blobs.openStream(key())).toBeNull();
+    });
+
+    it('a streamed write whose source fails stores nothing (within the first part and after several)', async () => {
+      for (const failAfter of [100_000, 6 * 1024 * 1024]) {
+        const k = key();
+        const data = randomBytes(8 * 1024 * 1024);
+        await expect(blobs.putStream(k, chunksOf(data, 64 * 1024, failAfter), 'image/png')).rejects.toThrow('client went away');
+        expect(await blobs.get(k)).toBeNull();
+        expect(await blobs.openStream(k)).toBeNull();
+      }
+    });
+
+    it('a failed streamed write over an existing blob keeps the old bytes', async () => {
+      const k = key();
+      await blobs.put(k, Buffer.from('old'), 'text/plain');
+      await expect(blobs.putStream(k, chunksOf(randomBytes(200_000), 1000, 50_000), 'text/plain')).rejects.toThrow('client went away');
+      expect((await blobs.get(k))?.data.toString()).toBe('old');
+    });
+
     it('refuses unsafe keys', async () => {
       await expect(blobs.put('../escape', Buffer.from('x'), 'text/plain')).rejects.toThrow(/invalid blob key/);
       await expect(blobs.put('/abs', Buffer.from('x'), 'text/plain')).rejects.toThrow(/invalid blob key/);

@@ -1,6 +1,7 @@
 // The PDF store keeps the most recently used PDFs in memory within a byte budget (docs/rendering.md):
 // a kept PDF is served without reading the blob store; the least recently used leave first.
 import { blobPdfStore } from '../../services/rendering/adapters/blob-pdf-store';
+import { Readable } from 'node:stream';
 import { BlobStore } from '../../services/shared/blobs/port';
 
 function blobs() {
@@ -9,6 +10,13 @@ function blobs() {
   const store: BlobStore = {
     put: async (key, data) => void files.set(key, data),
     get: async (key) => (reads++, files.has(key) ? { data: files.get(key)!, contentType: 'application/pdf' } : null),
+    putStream: async (key, source) => {
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of source) chunks.push(chunk);
+      files.set(key, Buffer.concat(chunks));
+      return { size: files.get(key)!.length };
+    },
+    openStream: async (key) => (reads++, files.has(key) ? { stream: Readable.from([files.get(key)!]), contentType: 'application/pdf', size: files.get(key)!.length } : null),
     delete: async (key) => void files.delete(key),
     signedUrl: async (key) => `file://${key}`,
   };

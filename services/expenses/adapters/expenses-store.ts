@@ -1,5 +1,7 @@
 import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency';
-import { DocumentStore } from '../../shared/store/port';
+import { TOPICS } from '../../shared/bus/port';
+import { OutboxSource } from '../../shared/outbox/relay';
+import { Collection, DocumentStore } from '../../shared/store/port';
 import { ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
 
 export function expensesStore(store: DocumentStore): ExpensesStore {
@@ -8,8 +10,13 @@ export function expensesStore(store: DocumentStore): ExpensesStore {
       name: 'expenses',
       // One expense per Idempotency-Key that created one (services/shared/idempotency.ts).
       uniqueKeys: (e) => creationUniqueKeys(e),
-      indexes: [['account_id', 'livemode', 'deleted', 'sort_date'], ['account_id', 'livemode', 'deleted', 'extraction_status', 'sort_date'], CREATION_KEY_INDEX],
+      indexes: [['outbox_pending', 'outbox_order'], ['extraction_status'], ['account_id', 'livemode', 'deleted', 'sort_date'], ['account_id', 'livemode', 'deleted', 'extraction_status', 'sort_date'], CREATION_KEY_INDEX],
     }),
     nextId: (sequence) => store.nextId(sequence),
   };
+}
+
+/** The expenses' outbox on the shared relay: extraction jobs go to invoicing.expenses.v1, keyed by workspace. */
+export function expensesOutbox(expenses: Collection<ExpenseRecord>): OutboxSource<ExpenseRecord> {
+  return { name: 'expenses', collection: expenses, topic: TOPICS.expenses, envelope: (e) => ({ account_id: e.account_id, livemode: e.livemode }) };
 }

@@ -1,19 +1,16 @@
 // Thin gRPC handlers: decode, call the domain, encode. Errors are DomainErrors thrown by the domain.
 import { ExpensesServiceService } from '../../../gen/invoicing/expenses/v1/expenses';
-import { DomainError, fail } from '../../shared/errors';
+import { fail } from '../../shared/errors';
 import { AsyncHandlers } from '../../shared/grpc/typed';
 import { CursorCodec } from '../../shared/pagination';
 import { requireTenant } from '../../shared/tenant';
+import { ExpenseFiles } from '../domain/expense-files';
 import { Expenses } from '../domain/expenses';
+import { fileHandlers } from './file-handlers';
 import { filterKeyOf, keysetOf, MAX_SEARCH_LENGTH, normaliseFilters } from '../domain/listing';
 import { fromExpenseInput, fromStatusMessages, fromSupplierInput, toExpenseMessage } from './mapping';
 
-/** Upload, file download and retry_extraction arrive with the extraction job machinery. */
-const notYet = (what: string) => async (): Promise<never> => {
-  throw new DomainError('failed_precondition', 'not_implemented', `${what} is not available yet`);
-};
-
-export function expensesHandlers(expenses: Expenses, cursors: CursorCodec): AsyncHandlers<typeof ExpensesServiceService> {
+export function expensesHandlers(expenses: Expenses, files: ExpenseFiles, cursors: CursorCodec): AsyncHandlers<typeof ExpensesServiceService> {
   return {
     listExpenses: async (req) => {
       const tenant = requireTenant(req.tenant);
@@ -36,8 +33,6 @@ export function expensesHandlers(expenses: Expenses, cursors: CursorCodec): Asyn
       await expenses.delete(requireTenant(req.tenant), req.id);
       return {};
     },
-    uploadExpense: notYet('upload'),
-    retryExtraction: notYet('retry_extraction'),
-    getExpenseFile: notYet('the expense file'),
+    ...fileHandlers(files),
   };
 }

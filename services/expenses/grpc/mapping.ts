@@ -7,7 +7,7 @@ import {
 } from '../../../gen/invoicing/expenses/v1/expenses';
 import { ExpenseInput } from '../domain/fields';
 import { ExpenseView } from '../domain/expenses';
-import { ExtractionStatus } from '../ports/expenses-store';
+import { confidenceOf, ExtractionStatus } from '../ports/expenses-store';
 import { InlineSupplier } from '../ports/suppliers';
 
 const STATUS_MESSAGE: Record<ExtractionStatus, ExtractionStatusMessage> = {
@@ -91,7 +91,8 @@ export function toExpenseMessage(r: ExpenseView): Expense {
     job_id: opt(r.job_id),
     rejected_job_id: opt(r.rejected_job_id),
     file: r.file ? { filename: r.file.filename, content_type: r.file.content_type, size: r.file.size } : undefined,
-    confidence: r.confidence,
+    confidence: confidenceOf(r.confidence),
+    extraction_failure: r.extraction_status === 'failed' && r.extraction_job?.failure ? r.extraction_job.failure : undefined,
     deleted: opt(r.deleted),
     created_at: r.created_at,
     updated_at: r.updated_at,

@@ -1,5 +1,6 @@
 // The expenses service's records and the store port it persists them through.
 import type { ActionsUnderKeys, CreatedUnderKey } from '../../shared/idempotency';
+import type { OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 import type { PricedAmounts, VatRateTotal } from '../../shared/totals';
 
@@ -46,7 +47,19 @@ export interface ExpenseFileData {
   blob_key: string;
 }
 
-export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderKeys {
+/** The extraction job's bookkeeping (domain/extraction-job.ts); absent on expenses never extracted. */
+export interface ExtractionJobData {
+  id: string;
+  tier: 'standard' | 'escalated';
+  requested_at: string;
+  attempts: number;
+  lease_until: number | null;
+  started_at: string | null;
+  finished_at: string | null;
+  failure: { reason: string; message: string } | null;
+}
+
+export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderKeys, Partial<OutboxFields> {
   account_id: number;
   livemode: boolean;
   /** A contact of the workspace. */
@@ -69,6 +82,9 @@ export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderK
   job_id: string | null;
   rejected_job_id: string | null;
   file: ExpenseFileData | null;
+  extraction_job?: ExtractionJobData | null;
+  /** Epoch ms of the last completed extraction (the retry cooldown counts from it). */
+  extraction_completed_at?: number | null;
   /** Confidence in [0, 1] per extracted field (dotted path). */
   confidence: Record<string, number>;
   /** issue_date, or NO_ISSUE_DATE: the list's sort key (domain/listing.ts). */
@@ -84,3 +100,11 @@ export interface ExpensesStore {
   expenses: Collection<ExpenseRecord>;
   nextId(sequence: string): Promise<number>;
 }
+
+/** Confidence keys are dotted paths (`supplier.vat_id`); MongoDB-compatible stores refuse dots in field
+ * names, so they are stored with U+FF0E (fullwidth full stop) and read back as dots. */
+const STORED_DOT = '\uff0e';
+export const storedConfidence = (confidence: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(confidence).map(([key, value]) => [key.split('.').join(STORED_DOT), value]));
+export const confidenceOf = (stored: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(stored).map(([key, value]) => [key.split(STORED_DOT).join('.'), value]));

@@ -58,4 +58,6 @@ export const TOPICS = {
   documents: 'invoicing.documents.v1',
   /** Outcomes of e-mail deliveries (mail.delivery.sent|failed), consumed by the documents service. */
   mail: 'invoicing.mail.v1',
+  /** Extraction jobs of expenses (expenses.extraction.requested), consumed by the expenses service's worker group. */
+  expenses: 'invoicing.expenses.v1',
 } as const;

@@ -13,7 +13,7 @@ import { runIn } from '../observability/tracing';
 
 export const REQUEST_ID = 'x-request-id';
 
-type Unary<Req, Res> = grpc.MethodDefinition<Req, Res>;
+type Method<Req, Res> = grpc.MethodDefinition<Req, Res>;
 
 export interface CallContext {
   requestId: string;
@@ -22,12 +22,28 @@ export interface CallContext {
   idempotency?: IdempotencyToken;
 }
 
+// Unary methods take and return one message. A client-streaming method (`stream` request, e.g. a file
+// upload in chunks) takes an async iterable of messages: the handler iterates it (it throws when the
+// client cancels or goes away mid-stream). A server-streaming method (a file download) yields its
+// messages: the handler is an async generator, the client an async iterable (backpressure both ways).
 export type AsyncHandlers<S> = {
-  [K in keyof S]: S[K] extends Unary<infer Req, infer Res> ? (request: Req, ctx: CallContext) => Promise<Res> : never;
+  [K in keyof S]: S[K] extends Method<infer Req, infer Res>
+    ? S[K] extends { requestStream: true }
+      ? (requests: AsyncIterable<Req>, ctx: CallContext) => Promise<Res>
+      : S[K] extends { responseStream: true }
+        ? (request: Req, ctx: CallContext) => AsyncIterable<Res>
+        : (request: Req, ctx: CallContext) => Promise<Res>
+    : never;
 };
 
 export type AsyncClient<S> = {
-  [K in keyof S]: S[K] extends Unary<infer Req, infer Res> ? (request: Req, call?: CallOptions) => Promise<Res> : never;
+  [K in keyof S]: S[K] extends Method<infer Req, infer Res>
+    ? S[K] extends { requestStream: true }
+      ? (requests: AsyncIterable<Req> | Iterable<Req>, call?: CallOptions) => Promise<Res>
+      : S[K] extends { responseStream: true }
+        ? (request: Req, call?: CallOptions) => AsyncIterable<Res>
+        : (request: Req, call?: CallOptions) => Promise<Res>
+    : never;
 };
 
 export interface CallOptions {
@@ -62,32 +78,72 @@ export function implement<S extends grpc.ServiceDefinition>(
   log: Logger,
 ): ServiceBinding {
   const implementation: grpc.UntypedServiceImplementation = {};
+  const contextOf = (call: { metadata: grpc.Metadata }, method: string): CallContext => {
+    const requestId = String(call.metadata.get(REQUEST_ID)[0] ?? randomUUID());
+    // The child logger is built only when a handler logs: most calls never do.
+    let child: Logger | undefined;
+    return {
+      requestId,
+      idempotency: readIdempotency(call.metadata),
+      get log() {
+        child ??= log.child({ request_id: requestId, rpc: method });
+        return child;
+      },
+    };
+  };
+  const failed = (ctx: CallContext, err: unknown) => {
+    const { error, expected } = toServiceError(err);
+    if (!expected) ctx.log.error({ err }, 'unexpected error');
+    return error as grpc.ServiceError;
+  };
+  /** Runs one call's work observed (count, latency, span) and inside its trace context. */
+  const observedRun = <T>(metadata: grpc.Metadata, method: string, ctx: CallContext, work: () => Promise<T>): Promise<T> => {
+    const observed = observeServerCall(name, method, metadata);
+    return runIn(observed.context, work).then(
+      (response) => {
+        observed.done(grpc.status.OK);
+        return response;
+      },
+      (err: unknown) => {
+        const error = failed(ctx, err);
+        observed.done(error.code ?? grpc.status.UNKNOWN);
+        throw error;
+      },
+    );
+  };
   for (const method of Object.keys(definition)) {
-    const handler = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method];
-    implementation[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const requestId = String(call.metadata.get(REQUEST_ID)[0] ?? randomUUID());
-      // The child logger is built only when a handler logs: most calls never do.
-      let child: Logger | undefined;
-      const ctx: CallContext = {
-        requestId,
-        idempotency: readIdempotency(call.metadata),
-        get log() {
-          child ??= log.child({ request_id: requestId, rpc: method });
-          return child;
-        },
+    const handler = (handlers as Record<string, (req: unknown, ctx: CallContext) => unknown>)[method];
+    const { requestStream, responseStream } = definition[method];
+    if (requestStream && !responseStream) {
+      implementation[method] = (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const ctx = contextOf(call, method);
+        // A client that cancels (or whose connection drops) mid-stream makes the handler's iteration throw.
+        call.on('cancelled', () => call.destroy(new Error('the client cancelled the stream')));
+        observedRun(call.metadata, method, ctx, () => handler(call, ctx) as Promise<unknown>).then(
+          (response) => callback(null, response),
+          (error: grpc.ServiceError) => callback(error, null),
+        );
       };
-      const observed = observeServerCall(name, method, call.metadata);
-      runIn(observed.context, () => handler(call.request, ctx)).then(
-        (response) => {
-          observed.done(grpc.status.OK);
-          callback(null, response);
-        },
-        (err: unknown) => {
-          const { error, expected } = toServiceError(err);
-          if (!expected) ctx.log.error({ err }, 'unexpected error');
-          observed.done(error.code ?? grpc.status.UNKNOWN);
-          callback(error as grpc.ServiceError, null);
-        },
+      continue;
+    }
+    if (responseStream && !requestStream) {
+      implementation[method] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+        const ctx = contextOf(call, method);
+        observedRun(call.metadata, method, ctx, async () => {
+          for await (const message of handler(call.request, ctx) as AsyncIterable<unknown>) {
+            if (call.cancelled) return;
+            if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));
+          }
+          call.end();
+        }).catch((error: grpc.ServiceError) => call.emit('error', error));
+      };
+      continue;
+    }
+    implementation[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const ctx = contextOf(call, method);
+      observedRun(call.metadata, method, ctx, () => handler(call.request, ctx) as Promise<unknown>).then(
+        (response) => callback(null, response),
+        (error: grpc.ServiceError) => callback(error, null),
       );
     };
   }
@@ -110,14 +166,64 @@ export function connect<S extends grpc.ServiceDefinition>(
   const channel = clientChannel(tls, serviceName);
   const client = new Ctor(address, channel.credentials, channel.options) as unknown as Record<string, Function> & grpc.Client;
   const typed: Record<string, unknown> = { close: () => client.close() };
+  const metadataOf = (call: CallOptions) => {
+    const metadata = new grpc.Metadata();
+    if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
+    writeIdempotency(metadata, call.idempotency);
+    return metadata;
+  };
+  const deadlineOf = (call: CallOptions) => ({ deadline: Date.now() + (call.timeoutMs ?? 10_000) });
   for (const method of Object.keys(definition)) {
+    const { requestStream, responseStream } = definition[method];
+    if (requestStream && !responseStream) {
+      // A stream cannot be replayed: client-streaming calls are never retried.
+      typed[method] = (requests: AsyncIterable<unknown> | Iterable<unknown>, call: CallOptions = {}) =>
+        new Promise((resolve, reject) => {
+          const metadata = metadataOf(call);
+          const observed = observeClientCall(serviceName, method, metadata);
+          const stream = client[method].call(client, metadata, deadlineOf(call), (err: grpc.ServiceError | null, res: unknown) => {
+            observed.done(err ? (err.code ?? grpc.status.UNKNOWN) : grpc.status.OK);
+            if (err) reject(fromServiceError(err));
+            else resolve(res);
+          }) as grpc.ClientWritableStream<unknown>;
+          (async () => {
+            for await (const message of requests) {
+              if (!stream.write(message)) await new Promise((drained) => stream.once('drain', drained));
+            }
+            stream.end();
+          })().catch((err: unknown) => {
+            // The source failed (e.g. the HTTP client went away): cancel, so the server abandons the call.
+            stream.cancel();
+            reject(err);
+          });
+        });
+      continue;
+    }
+    if (responseStream && !requestStream) {
+      typed[method] = (request: unknown, call: CallOptions = {}) => ({
+        async *[Symbol.asyncIterator]() {
+          const metadata = metadataOf(call);
+          const observed = observeClientCall(serviceName, method, metadata);
+          const stream = client[method].call(client, request, metadata, deadlineOf(call)) as grpc.ClientReadableStream<unknown>;
+          let code = grpc.status.OK;
+          try {
+            for await (const message of stream) yield message;
+          } catch (err) {
+            code = (err as grpc.ServiceError).code ?? grpc.status.UNKNOWN;
+            throw (err as grpc.ServiceError).code !== undefined ? fromServiceError(err as grpc.ServiceError) : err;
+          } finally {
+            observed.done(code);
+            stream.cancel();
+          }
+        },
+      });
+      continue;
+    }
     typed[method] = (request: unknown, call: CallOptions = {}) => {
-      const metadata = new grpc.Metadata();
-      if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
-      writeIdempotency(metadata, call.idempotency);
+      const metadata = metadataOf(call);
       // One observation per logical call: its retries are one span and one count.
       const observed = observeClientCall(serviceName, method, metadata);
-      const deadline = Date.now() + (call.timeoutMs ?? 10_000);
+      const { deadline } = deadlineOf(call);
       const attempt = () =>
         new Promise((resolve, reject) => {
           client[method].call(client, request, metadata, { deadline }, (err: grpc.ServiceError | null, res: unknown) => (err ? reject(err) : resolve(res)));

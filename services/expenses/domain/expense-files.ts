@@ -1,0 +1,186 @@
+// Upload, file download and retry_extraction (spec §3, §4 "Upload", "File download"; docs/expenses.md).
+//
+// Upload: the file streams through the inspection (ports/file-inspector.ts) into the blob store; a file
+// the inspection refuses, or a stream that breaks off, makes the blob write fail and nothing is stored
+// (the blob port's putStream is all or nothing). Only then is the expense inserted — with the file,
+// the job (or `manual` when the quota is used up) and the job's event in its outbox, in one write. If
+// that insert fails, the blob is deleted. Under an Idempotency-Key, createOnce answers the expense an
+// earlier attempt created before anything is read or stored (no second blob, no second charge).
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { BlobStore } from '../../shared/blobs/port';
+import { fail } from '../../shared/errors';
+import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
+import { appendToOutbox, OutboxEntry } from '../../shared/outbox/entries';
+import { mutate } from '../../shared/store/port';
+import { ownedBy, Tenant } from '../../shared/tenant';
+import { ExpenseFileData, ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
+import { FileInspector, UploadType } from '../ports/file-inspector';
+import { Clock } from '../ports/suppliers';
+import { checkRetry, retried, uploaded } from './extraction-job';
+import { ExtractionQuota } from './extraction-quota';
+import { composeFields } from './fields';
+import { searchTextOf, sortDateOf } from './listing';
+
+export const EXTRACTION_REQUESTED = 'expenses.extraction.requested';
+
+export interface ExpenseFilesOptions {
+  /** retry_extraction is refused this long after a completion (EXTRACTION_RETRY_COOLDOWN_MS). */
+  retryCooldownMs: number;
+  /** Called after a write that queued a job (wakes the outbox relay). */
+  onQueued?: () => void;
+}
+
+export interface UploadRequest {
+  tenant: Tenant;
+  filename: string;
+  declaredType: string | null;
+  /** The plan's monthly ai_expense_extractions allowance. */
+  allowance: number;
+}
+
+const EXTENSIONS: Record<UploadType, string> = { 'application/pdf': 'pdf', 'image/jpeg': 'jpg', 'image/png': 'png', 'image/gif': 'gif' };
+
+/** The client's file name without any path, control characters or excess length; a default when none is left. */
+export function cleanFileName(name: string, type: UploadType): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  return clean || `expense.${EXTENSIONS[type]}`;
+}
+
+export const blobKeyOf = (tenant: Tenant, fileId: string) => `expenses/${tenant.account_id}/${tenant.livemode ? 'live' : 'test'}/${fileId}`;
+
+function jobEvent(record: Pick<ExpenseRecord, 'id' | 'job_id' | 'rejected_job_id' | 'extraction_job'>, now: Date): Omit<OutboxEntry, 'seq'> {
+  return {
+    id: randomUUID(),
+    type: EXTRACTION_REQUESTED,
+    occurred_at: now.toISOString(),
+    payload: {
+      extraction_requested: {
+        expense_id: record.id,
+        job_id: record.job_id ?? '',
+        tier: record.extraction_job?.tier ?? 'standard',
+        rejected_job_id: record.rejected_job_id ?? '',
+      },
+    },
+  };
+}
+
+export class ExpenseFiles {
+  constructor(
+    private readonly store: ExpensesStore,
+    private readonly blobs: BlobStore,
+    private readonly inspector: FileInspector,
+    private readonly quota: ExtractionQuota,
+    private readonly clock: Clock,
+    private readonly options: ExpenseFilesOptions,
+  ) {}
+
+  /** Creates the expense of an uploaded file (201 Expense, pending or manual). `chunks` is read at most once. */
+  async upload(request: UploadRequest, chunks: AsyncIterable<Uint8Array>, token?: IdempotencyToken): Promise<ExpenseRecord> {
+    const { tenant } = request;
+    return createOnce(this.store.expenses, tenant, token, async () => {
+      const key = blobKeyOf(tenant, randomUUID());
+      const inspection = this.inspector.inspect(request.declaredType);
+      let type: UploadType | undefined;
+      async function* inspected() {
+        for await (const chunk of chunks) {
+          await inspection.push(chunk);
+          yield chunk;
+        }
+        // The verdict on the whole file comes before the blob write completes: a refusal stores nothing.
+        type = (await inspection.end()).contentType;
+      }
+      const { size } = await this.blobs.putStream(key, inspected(), 'application/octet-stream');
+      const file: ExpenseFileData = { filename: cleanFileName(request.filename, type!), content_type: type!, size, blob_key: key };
+      const now = this.clock.now();
+      let charged = false;
+      try {
+        charged = await this.quota.take(tenant, request.allowance, now);
+        const record = this.newRecord(tenant, await this.store.nextId('expenses.expense'), file, charged, now, token);
+        const inserted = await this.store.expenses.insert(charged ? appendToOutbox(record, [jobEvent(record, now)]) : record);
+        if (charged) this.options.onQueued?.();
+        return inserted;
+      } catch (err) {
+        // Nothing refers to the blob (a racing attempt under the same key won, or the store failed).
+        await this.blobs.delete(key).catch(() => undefined);
+        if (charged) await this.quota.giveBack(tenant, now).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  private newRecord(tenant: Tenant, id: number, file: ExpenseFileData, metered: boolean, now: Date, token?: IdempotencyToken): ExpenseRecord {
+    const at = now.toISOString();
+    const record: ExpenseRecord = {
+      id,
+      version: 0,
+      account_id: tenant.account_id,
+      livemode: tenant.livemode,
+      supplier_id: null,
+      supplier_contact_name: null,
+      supplier: null,
+      ...composeFields(null, {}),
+      iban: null,
+      bic: null,
+      ...uploaded(randomUUID(), metered, now),
+      file,
+      confidence: {},
+      sort_date: '',
+      search_text: '',
+      created_at: at,
+      updated_at: at,
+      deleted: null,
+      ...createdUnder(token),
+    };
+    return { ...record, sort_date: sortDateOf(record.issue_date), search_text: searchTextOf(record) };
+  }
+
+  /** The expense's file for download: 404 for a missing expense and for an expense without (or with a lost) file. */
+  async openFile(tenant: Tenant, id: number): Promise<{ file: ExpenseFileData; stream: Readable }> {
+    const record = await this.store.expenses.get(id);
+    if (!record || !ownedBy(record, tenant) || record.deleted !== null) throw fail.notFound('expense');
+    if (!record.file) throw fail.notFound('expense file');
+    const blob = await this.blobs.openStream(record.file.blob_key);
+    if (!blob) throw fail.notFound('expense file');
+    return { file: record.file, stream: blob.stream };
+  }
+
+  /**
+   * retry_extraction (spec §3): 422 no_attachment / retry_cooldown, 402 extraction_quota_exhausted;
+   * else a new escalated job (pending), the previous job id as rejected_job_id. Under a key, a retry of
+   * the request answers the expense as it is (no second job, no second charge).
+   */
+  async retry(tenant: Tenant, id: number, allowance: number, token?: IdempotencyToken): Promise<ExpenseRecord> {
+    const now = this.clock.now();
+    const current = await this.store.expenses.get(id);
+    if (!current || !ownedBy(current, tenant) || current.deleted !== null) throw fail.notFound('expense');
+    if (appliedUnder(current, token)) return current;
+    const rules = { hasFile: current.file !== null, cooldownMs: this.options.retryCooldownMs };
+    checkRetry(current, rules, now);
+    if (!(await this.quota.take(tenant, allowance, now))) {
+      throw fail.planLimit('extraction_quota_exhausted', 'this month’s ai_expense_extractions are used up; upgrade for more', { feature: 'ai_expense_extractions' });
+    }
+    const jobId = randomUUID();
+    let queued = false;
+    try {
+      const written = await mutate(this.store.expenses, id, (doc) => {
+        queued = false;
+        if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
+        if (appliedUnder(doc, token)) return null;
+        checkRetry(doc, { ...rules, hasFile: doc.file !== null }, now);
+        queued = true;
+        const next = { ...retried(doc, jobId, now), updated_at: now.toISOString() };
+        return recordedUnder(appendToOutbox(next, [jobEvent(next, now)]), token);
+      });
+      if (!written) throw fail.notFound('expense');
+      if (queued) this.options.onQueued?.();
+      else await this.quota.giveBack(tenant, now);
+      return written;
+    } catch (err) {
+      await this.quota.giveBack(tenant, now).catch(() => undefined);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,39 @@
+// Real files for the expense upload tests, generated here (pdf-lib, sharp): valid ones of each allowed
+// type, and files that only pretend (a `%PDF-` header with garbage behind, truncated PNG/JPEG/GIF).
+import { randomBytes } from 'node:crypto';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import sharp from 'sharp';
+
+/** An invoice with a text layer: `text` (lines separated by \n) on an A4 page. */
+export async function pdfFile(text = INVOICE_TEXT, { objectStreams = true } = {}): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([595, 842]);
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  text.split('\n').forEach((line, i) => page.drawText(line, { x: 50, y: 780 - i * 18, size: 11, font }));
+  return Buffer.from(await doc.save({ useObjectStreams: objectStreams }));
+}
+
+export const INVOICE_TEXT = [
+  'INVOICE 2026-0042',
+  'Supplier: Papiernictvo Nova s.r.o., Hlavna 12, 811 01 Bratislava, Slovakia',
+  'Company ID: 35757442   VAT ID: SK2021853504',
+  'Issue date: 2026-03-01   Due date: 2026-03-15',
+  'Office paper A4 (5 packs)                    100.00 EUR',
+  'Subtotal 100.00 EUR   VAT 20 % 20.00 EUR   Total 120.00 EUR',
+  'IBAN: SK3112000000198742637541   Variable symbol: 20260042',
+].join('\n');
+
+/** A noisy image (so it does not compress to nothing); `bytes` roughly sets the size of a PNG. */
+export async function imageFile(format: 'png' | 'jpeg' | 'gif', side = 64): Promise<Buffer> {
+  const pixels = randomBytes(side * side * 3);
+  const image = sharp(pixels, { raw: { width: side, height: side, channels: 3 } });
+  if (format === 'png') return image.png().toBuffer();
+  if (format === 'jpeg') return image.jpeg({ quality: 80 }).toBuffer();
+  return image.gif().toBuffer();
+}
+
+/** `%PDF-1.7` and then nothing a PDF reader could use. */
+export const fakePdf = () => Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(5000)]);
+
+/** The first `fraction` of a file: a download or copy cut off. */
+export const truncated = (file: Buffer, fraction = 0.6) => file.subarray(0, Math.floor(file.length * fraction));
