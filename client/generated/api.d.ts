@@ -614,6 +614,165 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/{account_id}/expenses/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload an expense file
+         * @description Creates an expense from one file and starts its extraction. Needs manage:expenses and the plan
+         *     feature attachment_to_document.
+         *
+         *     One file per request, in form field `file` (multipart/form-data): a PDF, JPEG, PNG or GIF of at
+         *     most 10 MB. The type is read from the file's bytes; the part's declared `Content-Type` must
+         *     name the same type (`application/octet-stream` declares none; a part without `Content-Type` is
+         *     `text/plain`, RFC 7578). A file that only looks like an allowed type — a `%PDF-` header with
+         *     nothing valid behind it, a truncated PNG, JPEG or GIF — is refused. A refused or interrupted
+         *     upload stores nothing.
+         *
+         *     The answer is the new expense with `extraction_status: pending` and the `job_id` of its
+         *     extraction job; poll the expense until it is `completed` or `failed`. When this month's
+         *     `ai_expense_extractions` are used up the file is still stored and the expense is `manual`
+         *     (no job; enter the fields by hand, or retry_extraction once the quota allows).
+         *
+         *     `Idempotency-Key`: the fingerprint covers the form's parts, the file's bytes included (not the
+         *     boundary): the same key with another file is 409 `idempotency_key_conflict`; a retry answers
+         *     the same expense and stores no second file.
+         */
+        post: operations["uploadExpense"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{account_id}/expenses/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download an expense's file
+         * @description The expense's file as uploaded. Needs read:expenses.
+         *     The original bytes with their type (`application/pdf`, `image/jpeg`, `image/png`, `image/gif`,
+         *     as read from the bytes at upload). 404 both when the expense does not exist (or is deleted) and
+         *     when it has no file. No rate limit beyond the general one.
+         */
+        get: operations["getExpenseFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{account_id}/expenses/{id}/retry_extraction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry an expense's extraction
+         * @description Extracts the fields again with the escalated tier. Needs manage:expenses.
+         *     Starts a new extraction job (`extraction_status: pending`, a new `job_id`); the previous
+         *     `job_id` becomes `rejected_job_id` and the new job runs the more capable `escalated` tier. A
+         *     job still running is superseded (its result is discarded). Counts against this month's
+         *     `ai_expense_extractions`. Refused with 422 `no_attachment` when the expense has no file and
+         *     422 `retry_cooldown` within `EXTRACTION_RETRY_COOLDOWN_MS` (default 5 minutes) after a
+         *     completed extraction; 402 `extraction_quota_exhausted` when the quota is used up.
+         */
+        post: operations["retryExpenseExtraction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{account_id}/expenses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List expenses
+         * @description Expenses of the workspace, deleted excluded, ordered by issue_date descending then id descending; expenses without an issue date come first (as NULLS FIRST: an upload still being read is on top). Keyset-paginated on exactly that order: paging neither skips nor repeats a row while expenses are added. Needs read:expenses.
+         */
+        get: operations["listExpenses"];
+        put?: never;
+        /**
+         * Create an expense
+         * @description Create an expense by hand (extraction_status `manual`). Needs write:expenses; with `expense.supplier_id` also read:contacts (the contact's name is copied for search); with an inline supplier (`address`, `unit`, `invoice_account`) also write:contacts (a contact is created). Files are not accepted here (422 file_not_accepted: use POST …/expenses/upload). Honours Idempotency-Key (the inline contact too is created at most once).
+         */
+        post: operations["createExpense"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{account_id}/expenses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an expense
+         * @description One expense; 404 when deleted. Needs read:expenses.
+         */
+        get: operations["getExpense"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an expense
+         * @description Soft delete (sets `deleted`; the expense leaves lists and reads as 404, a second DELETE is 404). Needs write:expenses.
+         */
+        delete: operations["deleteExpense"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an expense
+         * @description Partial update: fields left out keep their value, `null` clears an optional one. Items change through `expense.expense_items_attributes` (add, update by id, remove with `_destroy`); items not named are kept. The inline supplier objects update the linked contact (an expense without one gets a new contact). Needs write:expenses, plus read:contacts / write:contacts as for create.
+         */
+        patch: operations["updateExpense"];
+        trace?: never;
+    };
     "/auth/sign_in": {
         parameters: {
             query?: never;
@@ -1552,6 +1711,146 @@ export interface components {
             data: components["schemas"]["Quote"][];
             next_cursor: string | null;
             has_more: boolean;
+        };
+        /** @description Why the last extraction job failed. */
+        ExtractionFailure: {
+            /** @enum {string} */
+            reason: "unreadable" | "too_many_pages" | "too_large" | "timeout" | "provider_error" | "interrupted" | "internal";
+            message: string;
+        };
+        /** @description The create and update body (spec §4): an `expense` object and optionally the inline supplier — `unit` (the contact), `invoice_account` (its legal entity) and `address` (the legal entity's address). Sending `expense.supplier_id` together with the inline supplier → 422 ambiguous_supplier. `file` or `attachment`, here or in `expense` → 422 file_not_accepted. */
+        ExpenseWrite: {
+            expense?: components["schemas"]["ExpenseInput"];
+            unit?: components["schemas"]["ExpenseSupplierUnit"];
+            invoice_account?: components["schemas"]["ExpenseSupplierEntity"];
+            address?: components["schemas"]["AddressInput"];
+            /** @description Not accepted (422 file_not_accepted). */
+            file?: unknown;
+            /** @description Not accepted (422 file_not_accepted). */
+            attachment?: unknown;
+        };
+        ExpenseInput: {
+            /** @description A contact of the workspace (else 422 invalid_supplier); `null` unlinks it. */
+            supplier_id?: components["schemas"]["NullableId"];
+            /** @description The supplier's invoice or receipt number. */
+            document_number?: string | null;
+            /** @description The payment reference. */
+            variable_symbol?: string | null;
+            note?: string | null;
+            issue_date?: components["schemas"]["NullableDate"];
+            due_date?: components["schemas"]["NullableDate"];
+            /** @description Any ISO 4217 code; required while the expense has items (422 missing_field). */
+            currency?: components["schemas"]["NullableCurrencyCode"];
+            expense_items_attributes?: components["schemas"]["ExpenseItemInput"][];
+            /** @description Not accepted (422 file_not_accepted). */
+            file?: unknown;
+            /** @description Not accepted (422 file_not_accepted). */
+            attachment?: unknown;
+        };
+        /** @description Without `id`: a new item (`name` and `unit_price` required). With the `id` of an item of this expense: updates the fields given (another id → 422 unknown_expense_item; an id twice → 422 duplicate_expense_item). With `id` and `_destroy: true`: removes that item. */
+        ExpenseItemInput: {
+            id?: components["schemas"]["Id"];
+            name?: string;
+            /** @description Greater than 0, at most 6 decimals; default 1. */
+            quantity?: components["schemas"]["DecimalInput"];
+            /** @description Net of VAT, at most 6 decimals. */
+            unit_price?: components["schemas"]["DecimalInput"];
+            /** @description Percent, 0 to 99.99, at most 2 decimals; default 0. */
+            vat_rate?: components["schemas"]["DecimalInput"];
+            _destroy?: boolean;
+        };
+        /** @description The supplier's contact record in the workspace. */
+        ExpenseSupplierUnit: {
+            /** @description Workspace-local label; defaults to the legal entity's name. */
+            name?: string;
+        };
+        /** @description The supplier's legal entity (its address is the top-level `address`). `name` is required when it is created. */
+        ExpenseSupplierEntity: {
+            name?: string;
+            registration_id?: string;
+            tax_id?: string;
+            vat_id?: string;
+            email?: string;
+            phone?: string;
+            postal_address?: components["schemas"]["AddressInput"];
+        };
+        ExpenseAddress: {
+            street: string | null;
+            municipality: string | null;
+            postal_code: string | null;
+            country_alpha2: string | null;
+        };
+        /** @description The supplier as the expense's document prints it (what extraction read). */
+        ExpenseSupplier: {
+            name: string | null;
+            registration_id: string | null;
+            tax_id: string | null;
+            vat_id: string | null;
+            address: components["schemas"]["ExpenseAddress"];
+        };
+        ExpenseItem: {
+            /** @description Unique within the expense; names the item in expense_items_attributes. */
+            id: number;
+            name: string;
+            quantity: components["schemas"]["Decimal"];
+            unit_price: components["schemas"]["Decimal"];
+            vat_rate: components["schemas"]["Decimal"];
+            /** @description quantity × unit_price, net of VAT, rounded to the currency's minor unit. */
+            total: components["schemas"]["Money"];
+        };
+        ExpenseVatRate: {
+            rate: components["schemas"]["Decimal"];
+            base: components["schemas"]["Money"];
+            vat: components["schemas"]["Money"];
+        };
+        ExpenseFile: {
+            filename: string;
+            /** @enum {string} */
+            content_type: "application/pdf" | "image/jpeg" | "image/png" | "image/gif";
+            size: number;
+        };
+        /** @description An expense. Money as decimal strings, dates ISO. With items, subtotal / vat_breakdown / vat_total / total are computed from them by the documents' rules (VAT rounded once per rate); without items they are what extraction read, or null. */
+        Expense: {
+            id: number;
+            /** @description The linked contact. */
+            supplier_id: number | null;
+            supplier: components["schemas"]["ExpenseSupplier"] | null;
+            document_number: string | null;
+            variable_symbol: string | null;
+            note: string | null;
+            /** Format: date */
+            issue_date: string | null;
+            /** Format: date */
+            due_date: string | null;
+            currency: string | null;
+            subtotal: string | null;
+            vat_total: string | null;
+            total: string | null;
+            vat_breakdown: components["schemas"]["ExpenseVatRate"][];
+            iban: string | null;
+            bic: string | null;
+            /** @description The expense's items (written through expense_items_attributes). */
+            line_items: components["schemas"]["ExpenseItem"][];
+            /**
+             * @description `manual`: the fields are entered by hand; no extraction runs.
+             * @enum {string}
+             */
+            extraction_status: "pending" | "processing" | "completed" | "failed" | "manual";
+            job_id: string | null;
+            rejected_job_id: string | null;
+            file: components["schemas"]["ExpenseFile"] | null;
+            /** @description Confidence (0 to 1) per extracted field, keyed by its dotted path (`supplier.name`, `total`). */
+            confidence: {
+                [key: string]: number;
+            };
+            /** @description Why the last extraction failed (extraction_status `failed`); null otherwise. */
+            extraction_failure: components["schemas"]["ExtractionFailure"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            deleted: string | null;
         };
         User: {
             id: number;
@@ -3719,6 +4018,430 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    uploadExpense: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. The first response to a key (status, body, Location, Content-Type,
+                 *     ETag) is kept 24 hours per credential and replayed unchanged, with `Idempotent-Replayed: true`
+                 *     and `X-Original-Request-Id`. Reusing the key with another method, path or body → 409
+                 *     `idempotency_key_conflict`; while the first request still runs → 409 `idempotency_in_progress`.
+                 *     5xx answers and retryable 409s (`concurrent_modification`, `idempotency_in_progress`) are not
+                 *     kept. After an unknown outcome (timeout, reset connection, 5xx, in_progress) retry with the same
+                 *     key and body: the change is made at most once, and the retry answers its result. 1 to 255
+                 *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
+                 *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
+                 *     keep it under.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The receipt or invoice: application/pdf, image/jpeg, image/png or image/gif, at most 10 MB.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The expense, `pending` (or `manual` when the extraction quota is used up). */
+            201: {
+                headers: {
+                    /** @description The expense's URL. */
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Expense"];
+                };
+            };
+            /** @description `file_missing` (no file in field `file`), `too_many_files` (more than one file), `upload_incomplete` (the body broke off). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `subscription_inactive`, or `feature_not_in_plan` when the plan lacks `attachment_to_document` (the upload rule of spec §4, which takes precedence over §7's 403 row); `upgrade_url` names where to upgrade. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description `file_empty`, `file_too_large` (over 10 MB; reading stops there and the connection is closed), `file_type_not_allowed`, `file_type_mismatch` (declared type ≠ the type of the bytes), `file_corrupt` (not a valid file of its type). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getExpenseFile: {
+        parameters: {
+            query?: {
+                /** @description `inline` to display the file in the browser; anything else (or nothing) downloads it as an attachment. */
+                disposition?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    /** @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187). */
+                    "Content-Disposition"?: string;
+                    "Content-Length"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/gif": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    retryExpenseExtraction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. The first response to a key (status, body, Location, Content-Type,
+                 *     ETag) is kept 24 hours per credential and replayed unchanged, with `Idempotent-Replayed: true`
+                 *     and `X-Original-Request-Id`. Reusing the key with another method, path or body → 409
+                 *     `idempotency_key_conflict`; while the first request still runs → 409 `idempotency_in_progress`.
+                 *     5xx answers and retryable 409s (`concurrent_modification`, `idempotency_in_progress`) are not
+                 *     kept. After an unknown outcome (timeout, reset connection, 5xx, in_progress) retry with the same
+                 *     key and body: the change is made at most once, and the retry answers its result. 1 to 255
+                 *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
+                 *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
+                 *     keep it under.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The expense, pending. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Expense"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listExpenses: {
+        parameters: {
+            query?: {
+                /** @description The previous page's next_cursor, verbatim. Opaque and bound to the list's filters; any other value → 422 invalid_cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Items per page, 1 to 100 (default 25); other values are refused with 422 invalid_limit. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Case-insensitive substring match over document_number, variable_symbol, the supplier's names (the linked contact's and the printed one) and the note. Diacritics are ignored, the query is trimmed and every run of whitespace in it and in the fields counts as one space; a query never matches across two fields. Empty or only whitespace: no filter. At most 200 characters (longer → 422 too_long). */
+                search?: string;
+                /** @description One status or a comma-separated list (pending, processing, completed, failed, manual; case-insensitive, surrounding spaces ignored); repeated parameters are combined. Values outside that set are silently dropped, and when none is left the filter is absent (every status is listed) — exactly as if the parameter had not been sent. */
+                extraction_status?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of expenses. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageInfo"] & {
+                        data: components["schemas"]["Expense"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createExpense: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. The first response to a key (status, body, Location, Content-Type,
+                 *     ETag) is kept 24 hours per credential and replayed unchanged, with `Idempotent-Replayed: true`
+                 *     and `X-Original-Request-Id`. Reusing the key with another method, path or body → 409
+                 *     `idempotency_key_conflict`; while the first request still runs → 409 `idempotency_in_progress`.
+                 *     5xx answers and retryable 409s (`concurrent_modification`, `idempotency_in_progress`) are not
+                 *     kept. After an unknown outcome (timeout, reset connection, 5xx, in_progress) retry with the same
+                 *     key and body: the change is made at most once, and the retry answers its result. 1 to 255
+                 *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
+                 *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
+                 *     keep it under.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExpenseWrite"];
+            };
+        };
+        responses: {
+            /** @description The new expense. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Expense"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getExpense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The expense. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Expense"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteExpense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateExpense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExpenseWrite"];
+            };
+        };
+        responses: {
+            /** @description The expense. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Expense"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
