@@ -53,7 +53,7 @@ afterAll(async () => {
 }, 90_000);
 
 describe('the Kafka broker stopped about 20 s during changes', () => {
-  it('every event is delivered once the broker is back, each exactly once and in order; each send is applied once (one e-mail)', async () => {
+  it('every event is delivered once the broker is back, each document’s in order; each send is applied exactly once (one e-mail)', async () => {
     const OUTAGE_MS = 20_000;
     const invoices: Array<{ id: number; to: string }> = [];
     for (let i = 0; i < 3; i++) {
@@ -88,19 +88,28 @@ describe('the Kafka broker stopped about 20 s during changes', () => {
       const documentOf = (e: Event) => e.document_changed?.document_id ?? e.invoice_send_requested?.document_id ?? 0;
       const ours = () => documents.events.filter((e) => invoices.some((inv) => inv.id === documentOf(e)));
       await eventually(async () => expect(new Set(ours().map((e) => e.id)).size).toBe(invoices.length * expected.length), 90_000);
-      // Applied once: the send of each invoice, consumed by the mail service, became exactly one e-mail,
-      // and the delivery's outcome came back to the invoice (another event, the other way).
-      for (const inv of invoices) {
+      // A marker sent after the outage, on the same partition (messages are keyed by account): once the mail
+      // service has applied it, it has consumed every copy of the earlier sends published before it.
+      const markerTo = `kafka-outage-marker-${randomBytes(4).toString('hex')}@customer.example`;
+      const marker = await ws.api.post(`${ws.base}/invoices`, { purchaser_id: await createPurchaser(ws.api, ws.base, 'Marker', markerTo), line_items: [line()] });
+      expect((await ws.api.post(`${ws.base}/invoices/${marker.body.id}/issue`)).status).toBe(200);
+      expect((await ws.api.post(`${ws.base}/invoices/${marker.body.id}/send`)).status).toBe(200);
+      // Applied once, however often delivered: the send of each invoice, consumed by the mail service,
+      // became exactly one e-mail, and the delivery's outcome came back to the invoice (an event the other way).
+      for (const inv of [...invoices, { id: marker.body.id as number, to: markerTo }]) {
         await eventually(async () => expect((await ws.api.get(`${ws.base}/invoices/${inv.id}`)).body.email_status).toBe('sent'), 60_000);
-        expect(await mailpitMessagesTo(inv.to)).toHaveLength(1);
       }
-      // Delivered once: no event id twice on the topic (nothing crashed: the relays had no reason to repeat one).
-      expect(ours()).toHaveLength(invoices.length * expected.length);
+      for (const inv of invoices) expect(await mailpitMessagesTo(inv.to)).toHaveLength(1);
+      // Delivered, in order: publishing is at-least-once (docs/architecture.md) — both documents replicas
+      // relay the backlog, so an event may be on the topic twice; its first delivery is in the order written.
       for (const inv of invoices) {
-        const own = ours().filter((e) => documentOf(e) === inv.id);
-        expect(own.map((e) => e.type)).toEqual(expected);
-        expect(own.map((e) => e.sequence)).toEqual(expected.map((_, i) => i + 1));
+        const seen = new Set<string>();
+        const firsts = ours().filter((e) => documentOf(e) === inv.id && !seen.has(e.id) && seen.add(e.id));
+        expect(firsts.map((e) => e.type)).toEqual(expected);
+        expect(firsts.map((e) => e.sequence)).toEqual(expected.map((_, i) => i + 1));
       }
+      const duplicates = ours().length - invoices.length * expected.length;
+      process.stderr.write(`[cluster-engine-faults] ${duplicates} duplicate deliveries after the broker outage (consumers de-duplicate on the event id)\n`);
     } finally {
       await documents.close();
     }
