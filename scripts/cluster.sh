@@ -21,7 +21,7 @@ fi
 npm run build --silent
 case "$cmd" in
   test)
-    CLUSTER_ALL=1 SKIP_BUILD=1 npx jest --maxWorkers=1 --selectProjects api-cluster system "$@" test/api test/system/cluster-faults.test.ts
+    CLUSTER_ALL=1 SKIP_BUILD=1 npx jest --maxWorkers=1 --selectProjects api-cluster system "$@" test/api test/system/cluster-faults.test.ts test/system/cluster-engine-faults.test.ts
     ;;
   up)
     node dist/test/support/cluster-main.js

@@ -2,6 +2,7 @@
 // events suite starts a Kafka of its own, stops it and restarts it on the same port and data).
 // The run's shared engines are started once by scripts/test-all.sh; see test/support/real-engines.ts.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../services/shared/paths';
 
@@ -35,4 +36,11 @@ export function stopEngine(name: EngineName, runDir: string): Promise<void> {
 /** (Re)starts one engine of runDir on the same port with the same data; resolves once it is ready. */
 export function startEngine(name: EngineName, runDir: string): Promise<void> {
   return runEnginesScript(['start-one', name, path.resolve(runDir)]);
+}
+
+/** The port an engine of runDir listens on (`kafka`, `ferretdb`, `mailpit_http`, … as in its ports file). */
+export function enginePort(runDir: string, name: string): number {
+  const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(readFileSync(path.join(runDir, 'ports'), 'utf8'));
+  if (!match) throw new Error(`no port of ${name} in ${runDir}/ports`);
+  return Number(match[1]);
 }

@@ -5,17 +5,16 @@
 // they were written. Distributed mode, on a Kafka of this suite's own (stopped and restarted mid-test)
 // and the run's FerretDB. Bounded: every wait has a deadline; the suite stops its processes and broker.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DocumentsServiceService, DocumentType } from '../../gen/invoicing/documents/v1/documents';
 import { Event } from '../../gen/invoicing/events/v1/events';
-import { KafkaEventBus } from '../../services/shared/bus/kafka';
 import { TOPICS } from '../../services/shared/bus/port';
-import { fromMessage } from '../../services/shared/events';
 import { connect } from '../../services/shared/grpc/typed';
 import { eventually } from '../support/api';
-import { runEnginesScript, startEngine, stopEngine } from '../support/engines';
+import { enginePort, runEnginesScript, startEngine, stopEngine } from '../support/engines';
+import { brokerCoordinatesGroups, listenToTopic } from '../support/events';
 import { tokenFor } from '../support/fixtures';
 import { isolatedMongoUrl, realEngineEnv } from '../support/real-engines';
 import { startSystem, System } from '../support/system';
@@ -34,12 +33,8 @@ let broker = '';
 beforeAll(async () => {
   kafkaDir = mkdtempSync(path.join(os.tmpdir(), 'events-backlog-kafka-'));
   await runEnginesScript(['start-one', 'kafka', kafkaDir]);
-  broker = `127.0.0.1:${/^kafka (\d+)$/m.exec(readFileSync(path.join(kafkaDir, 'ports'), 'utf8'))![1]}`;
-  // A fresh broker needs a moment before it coordinates consumer groups (the gateway joins one at start).
-  await eventually(async () => {
-    const warmUp = await listen(TOPICS.identity, () => false);
-    await warmUp.close();
-  }, 60_000);
+  broker = `127.0.0.1:${enginePort(kafkaDir, 'kafka')}`;
+  await brokerCoordinatesGroups(broker);
   const mongoUrl = isolatedMongoUrl(realEngineEnv().MONGO_URL, `inv_backlog_${randomBytes(6).toString('hex')}`);
   system = await startSystem({
     mode: 'distributed',
@@ -56,15 +51,7 @@ afterAll(async () => {
 }, 60_000);
 
 /** Every event of a topic from its beginning, for one workspace, as delivered (duplicates kept). */
-async function listen(topic: string, accept: (e: Event) => boolean) {
-  const bus = new KafkaEventBus([broker], `events-backlog-${randomBytes(4).toString('hex')}`);
-  const events: Event[] = [];
-  await bus.subscribe(topic, { group: `backlog-${randomBytes(6).toString('hex')}`, fromBeginning: true }, async (m) => {
-    const event = fromMessage(m);
-    if (accept(event)) events.push(event);
-  });
-  return { events, close: () => bus.close() };
-}
+const listen = (topic: string, accept: (e: Event) => boolean) => listenToTopic(broker, topic, accept);
 
 /**
  * Issues one at a time, over gRPC with a generous deadline: numbering serialises issues anyway, and on a

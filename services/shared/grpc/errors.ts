@@ -2,8 +2,8 @@
 // invoicing.common.v1.ErrorDetail; the gateway maps the status code to HTTP.
 import * as grpc from '@grpc/grpc-js';
 import { ErrorDetail } from '../../../gen/invoicing/common/v1/common';
-import { DomainError, ErrorKind } from '../errors';
-import { UniqueViolation, VersionConflict } from '../store/port';
+import { DomainError, ErrorKind, fail } from '../errors';
+import { StoreUnavailable, UniqueViolation, VersionConflict } from '../store/port';
 
 export const ERROR_TRAILER = 'invoicing-error-bin';
 
@@ -24,6 +24,8 @@ function asDomainError(err: unknown): DomainError | undefined {
   if (err instanceof DomainError) return err;
   if (err instanceof UniqueViolation) return new DomainError('already_exists', 'already_exists', 'a record with the same unique value exists');
   if (err instanceof VersionConflict) return new DomainError('aborted', 'concurrent_modification', 'the record was changed concurrently; retry');
+  // The database down or restarting: UNAVAILABLE, so the gateway answers 503 with Retry-After (never a 500).
+  if (err instanceof StoreUnavailable) return fail.unavailable('service_unavailable', 'the database is unavailable; retry later', 1);
   return undefined;
 }
 

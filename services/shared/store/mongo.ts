@@ -17,7 +17,7 @@ import mongoose, { Connection, Model } from 'mongoose';
 import { createLogger, Logger } from '../logger';
 import { counter, PREFIX } from '../observability/metrics';
 import { assertAtomicWrites, AtomicityProbeTarget } from './atomicity-probe';
-import { Collection, CollectionSpec, DocumentStore, DuplicateId, ListQuery, StoredDoc, UniqueViolation, VersionConflict, Where } from './port';
+import { Collection, CollectionSpec, DocumentStore, DuplicateId, ListQuery, StoredDoc, StoreUnavailable, UniqueViolation, VersionConflict, Where } from './port';
 
 const CLAIM_GRACE_MS = 30_000;
 
@@ -37,6 +37,32 @@ const newToken = () => `${Date.now()}:${randomUUID()}`;
 const isLive = (token: string) => Date.now() - Number(token.split(':')[0]) < CLAIM_GRACE_MS;
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
+
+/**
+ * How long an operation waits for an unreachable database before it fails as StoreUnavailable: well inside
+ * the callers' 10 s gRPC deadline, so a request during an outage gets a 503 with Retry-After, not a 504.
+ */
+const SERVER_SELECTION_MS = Number(process.env.STORE_SERVER_SELECTION_MS ?? 4_000);
+
+/** The driver's errors that mean "the database is not reachable now" (down, restarting, connection cut). */
+export function isUnreachable(err: unknown): boolean {
+  const { MongoServerSelectionError, MongoNetworkError, MongoNotConnectedError, MongoTopologyClosedError } = mongoose.mongo;
+  return (
+    err instanceof MongoServerSelectionError ||
+    err instanceof MongoNetworkError || // includes MongoNetworkTimeoutError
+    err instanceof MongoNotConnectedError ||
+    err instanceof MongoTopologyClosedError
+  );
+}
+
+/** Runs one store operation; an unreachable database leaves as StoreUnavailable (→ UNAVAILABLE → 503). */
+async function guarded<R>(operation: () => Promise<R>): Promise<R> {
+  try {
+    return await operation();
+  } catch (err) {
+    throw isUnreachable(err) ? new StoreUnavailable(err) : err;
+  }
+}
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
@@ -65,7 +91,11 @@ export class MongoDocumentStore implements DocumentStore {
 
   /** Connects and runs the startup atomicity probe; a database that fails it is refused (AtomicityProbeFailed). */
   static async connect(url: string, log: Logger = createLogger('store')): Promise<MongoDocumentStore> {
-    const conn = await mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, autoIndex: false }).asPromise();
+    // bufferCommands off: mongoose would otherwise queue every operation during an outage for its own 10 s
+    // (bufferTimeoutMS) and the caller would time out instead of hearing "unavailable".
+    const conn = await mongoose
+      .createConnection(url, { serverSelectionTimeoutMS: SERVER_SELECTION_MS, bufferCommands: false, autoIndex: false })
+      .asPromise();
     try {
       await assertAtomicWrites(probeTarget(conn), `probe:${randomUUID()}`);
     } catch (err) {
@@ -85,10 +115,14 @@ export class MongoDocumentStore implements DocumentStore {
       );
       this.models.set(spec.name, model);
     }
-    return new MongoCollection<T>(model, this.claims, spec, this.log);
+    return outageAware(new MongoCollection<T>(model, this.claims, spec, this.log));
   }
 
-  async nextId(sequence: string): Promise<number> {
+  nextId(sequence: string): Promise<number> {
+    return guarded(() => this.increment(sequence));
+  }
+
+  private async increment(sequence: string): Promise<number> {
     const row = await this.sequences
       .findOneAndUpdate({ _id: sequence }, { $inc: { value: 1 } }, { upsert: true, new: true })
       .lean();
@@ -99,6 +133,18 @@ export class MongoDocumentStore implements DocumentStore {
   async close(): Promise<void> {
     await this.conn.close();
   }
+}
+
+/** `collection` with every operation guarded (StoreUnavailable on an unreachable database). */
+function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection<T> {
+  return {
+    insert: (doc) => guarded(() => collection.insert(doc)),
+    get: (id) => guarded(() => collection.get(id)),
+    findOne: (where) => guarded(() => collection.findOne(where)),
+    list: (query) => guarded(() => collection.list(query)),
+    count: (where) => guarded(() => collection.count(where)),
+    update: (doc) => guarded(() => collection.update(doc)),
+  };
 }
 
 /** The probe's scratch documents live in `atomicity_probe` and are removed afterwards. */

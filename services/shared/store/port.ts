@@ -64,6 +64,14 @@ export class VersionConflict extends Error {
   }
 }
 
+/** The database cannot be reached (down, restarting, unreachable): a temporary condition, not a bug. */
+export class StoreUnavailable extends Error {
+  constructor(readonly cause: unknown) {
+    super(`the database is unreachable: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'StoreUnavailable';
+  }
+}
+
 export class DuplicateId extends Error {
   constructor(readonly collection: string, readonly id: number) {
     super(`${collection}/${id} already exists`);
