@@ -32,6 +32,7 @@ import { createLogger } from '../../services/shared/logger';
 import { isolatedMongoUrl, withoutEngines } from '../support/real-engines';
 import { printable, workspace } from '../unit/rendering.fixtures';
 import type { LoadConfig, LoadResult } from './load';
+import { Proc, readyProcess } from './ready';
 import { cpuTicks, processTree, systemTicks, TreeMemory, treeMemory } from './proc-stats';
 
 const root = path.resolve(__dirname, '../../..');
@@ -67,33 +68,8 @@ function spawnPinned(core: string, args: string[], extraEnv: Record<string, stri
   return child;
 }
 
-interface Proc {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  stderr: () => string;
-}
-
 function startServer(label: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Proc> {
-  return new Promise((resolve, reject) => {
-    const child = spawnPinned('0', args, extraEnv);
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`${label} did not start in 60 s\n${err.slice(-2000)}`)), 60_000);
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (line) {
-        clearTimeout(timer);
-        resolve({ child, pid: child.pid!, port: JSON.parse(line).port as number, stderr: () => err });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited with ${code}\n${err.slice(-1500)}\n${out.slice(-1500)}`));
-    });
-  });
+  return readyProcess(spawnPinned('0', args, extraEnv), label);
 }
 
 interface Measured {

@@ -38,6 +38,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ContactsServiceService, GetContactResponse } from '../../gen/invoicing/contacts/v1/contacts';
 import type { LoadConfig, LoadResult } from './load';
+import { Proc, readyProcess } from './ready';
 import { cpuTicks, SystemTicks, systemTicks } from './proc-stats';
 
 const root = path.resolve(__dirname, '../../..');
@@ -74,13 +75,6 @@ const pinning = (() => {
 const SERVER_CORE = '0';
 const LOAD_CORE = '1';
 
-interface Proc {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  stderr: () => string;
-}
-
 /** Every process the bench started and that still runs: stopped by PID if the bench fails or is interrupted. */
 const children = new Set<ChildProcess>();
 
@@ -104,28 +98,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 function startServer(label: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Proc> {
-  return new Promise((resolve, reject) => {
-    const child = spawnPinned(SERVER_CORE, process.execPath, args, extraEnv);
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${label} did not start in 60 s\n${err.slice(-2000)}`));
-    }, 60_000);
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (line) {
-        clearTimeout(timer);
-        resolve({ child, pid: child.pid!, port: JSON.parse(line).port as number, stderr: () => err });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited with ${code}\n${err.slice(-2000)}`));
-    });
-  });
+  return readyProcess(spawnPinned(SERVER_CORE, process.execPath, args, extraEnv), label);
 }
 
 function stop(child: ChildProcess): Promise<void> {
