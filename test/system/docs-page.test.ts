@@ -17,6 +17,7 @@ let system: System;
 let browser: Browser;
 let page: Page;
 const consoleErrors: string[] = [];
+const DESCRIPTION_HEADINGS = ['Authentication', 'Limits', 'Retries and idempotency'];
 const foreignRequests: string[] = [];
 
 beforeAll(async () => {
@@ -36,17 +37,18 @@ beforeAll(async () => {
   });
   page.on('pageerror', (error) => consoleErrors.push(String(error)));
   await page.goto(`${system.baseUrl}/docs`, { waitUntil: 'networkidle' });
-  // Scalar renders progressively: wait (bounded) until every summary is in the page; the test then names any missing.
-  const summaries = operations.map((op) => op.summary!);
+  // Scalar renders progressively: wait (bounded) until every summary and section heading is in the page;
+  // the tests then name any missing.
+  const summaries = [...operations.map((op) => op.summary!), ...DESCRIPTION_HEADINGS];
   await page
     .waitForFunction(
       // Runs in the page: `document` is the browser's (this project compiles without the DOM library).
       (expected) => expected.every((summary) => (globalThis as unknown as { document: { body: { textContent: string | null } } }).document.body.textContent?.includes(summary)),
       summaries,
-      { timeout: 60_000 },
+      { timeout: 120_000 },
     )
     .catch(() => undefined);
-});
+}, 240_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -62,7 +64,7 @@ describe('GET /docs in a browser', () => {
 
   it('shows the authentication and limits sections of the description', async () => {
     const text = (await page.locator('body').textContent()) ?? '';
-    for (const heading of ['Authentication', 'Limits', 'Retries and idempotency']) expect(text).toContain(heading);
+    for (const heading of DESCRIPTION_HEADINGS) expect(text).toContain(heading);
   });
 
   it('logs no console error (no Content-Security-Policy violation either)', () => {
