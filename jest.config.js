@@ -13,8 +13,9 @@ const common = {
 };
 
 module.exports = {
-  // Hooks share it: a distributed system (five processes, atomicity probes, Kafka groups) can take a minute to start on a busy 2-core machine.
-  testTimeout: 120_000,
+  // Hooks share it: a distributed or cluster system (up to a dozen processes, atomicity probes, Kafka groups)
+  // can take minutes to start on a busy 2-core CI machine. Only a failing test ever waits this long.
+  testTimeout: 300_000,
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
