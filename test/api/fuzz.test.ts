@@ -55,7 +55,7 @@ beforeAll(async () => {
     expenses: [expense.body.id],
     supplier_id: contacts.body.data.map((c: Json) => c.id),
   });
-}, 120_000);
+}, 300_000);
 afterAll(() => system?.stop());
 
 // ---------------------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ beforeAll(async () => {
     }),
   );
   ws = await docsWorkspace(system); // identity publishes on Kafka too: set up while every engine is up
-}, 240_000);
+}, 300_000);
 
 afterAll(async () => {
   await system?.stop();
@@ -50,7 +50,7 @@ afterAll(async () => {
     for (const engine of OWN_ENGINES) await stopEngine(engine, enginesDir).catch(() => undefined);
     rmSync(enginesDir, { recursive: true, force: true });
   }
-}, 90_000);
+}, 300_000);
 
 describe('the Kafka broker stopped about 20 s during changes', () => {
   it('every event is delivered once the broker is back, each document’s in order; each send is applied exactly once (one e-mail)', async () => {
@@ -160,5 +160,5 @@ describe('the database restarted', () => {
     expect(retried.status).toBe(201);
     expect((await createKeyed()).body.id).toBe(retried.body.id);
     expect((await ws.api.get(`${ws.base}/invoices?limit=100`)).body.data.length).toBe(countBefore + 1);
-  }, 170_000);
+  }, 300_000);
 });

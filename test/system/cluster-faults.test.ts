@@ -16,7 +16,7 @@ let ws: DocsWorkspace;
 beforeAll(async () => {
   system = await startSystem(clusterDefaults({ env: { RATE_LIMIT_GENERAL: String(RATE_LIMIT), RATE_LIMIT_WINDOW_MS: '600000' } }));
   ws = await docsWorkspace(system);
-}, 180_000);
+}, 300_000);
 afterAll(() => system?.stop());
 
 /** What a careful client does: retry a failed or unanswered request under the same Idempotency-Key. */
@@ -69,7 +69,7 @@ describe('kill -9 of a documents replica during creates and issues', () => {
     const sequence = results.map((r) => Number(r.number.slice(4))).sort((a, b) => a - b);
     expect(sequence).toEqual(Array.from({ length: COUNT }, (_, i) => sequence[0] + i)); // contiguous
     expect(sequence[0]).toBe(1);
-  }, 170_000);
+  }, 300_000);
 });
 
 describe('a gateway replica killed', () => {
@@ -100,5 +100,5 @@ describe('a gateway replica killed', () => {
     for (let i = 0; i < RATE_LIMIT; i++) burn.push((await api.get(`${ws.base}/contacts/${first.body.id}`)).status);
     expect(burn).toContain(429);
     expect(burn.filter((s) => s === 200).length).toBeLessThanOrEqual(after);
-  }, 120_000);
+  }, 300_000);
 });

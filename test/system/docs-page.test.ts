@@ -48,7 +48,7 @@ beforeAll(async () => {
       { timeout: 120_000 },
     )
     .catch(() => undefined);
-}, 240_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();

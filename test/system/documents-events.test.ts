@@ -119,7 +119,7 @@ describe('events on Kafka', () => {
     } finally {
       await listener.close();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('with Kafka stopped, changes still commit; after its restart every event arrives exactly once', async () => {
     const ws = await docsWorkspace(system); // identity publishes on Kafka too: set up before the outage
@@ -141,7 +141,7 @@ describe('events on Kafka', () => {
     } finally {
       await listener.close();
     }
-  }, 240_000);
+  }, 300_000);
 });
 
 /** A second documents-service process on the same database: a replica. */
@@ -202,7 +202,7 @@ describe('two documents-service processes', () => {
       clients.forEach((c) => c.close());
       replica.child.kill('SIGTERM');
     }
-  }, 120_000);
+  }, 300_000);
   it('a process killed (SIGKILL) mid-issue leaves no gap: the survivor settles its reserved numbers', async () => {
     const ws = await docsWorkspace(system);
     const replica = await startReplica();
@@ -236,7 +236,7 @@ describe('two documents-service processes', () => {
       survivor.close();
       if (replica.child.exitCode === null) replica.child.kill('SIGKILL');
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 });

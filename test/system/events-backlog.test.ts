@@ -40,7 +40,7 @@ beforeAll(async () => {
     mode: 'distributed',
     env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, RATE_LIMIT_GENERAL: '100000' },
   });
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await system?.stop();
@@ -48,7 +48,7 @@ afterAll(async () => {
     await stopEngine('kafka', kafkaDir).catch(() => undefined);
     rmSync(kafkaDir, { recursive: true, force: true });
   }
-}, 60_000);
+}, 300_000);
 
 /** Every event of a topic from its beginning, for one workspace, as delivered (duplicates kept). */
 const listen = (topic: string, accept: (e: Event) => boolean) => listenToTopic(broker, topic, accept);

@@ -62,7 +62,7 @@ describe('gateway drain on SIGTERM', () => {
     expect(answered.status).toBe(201);
     expect(await exitCode).toBe(0);
     expect(await refused(base)).toBe(true);
-  }, 120_000);
+  }, 300_000);
 
   it('waits for in-flight requests only up to SHUTDOWN_TIMEOUT_MS, then exits 0', async () => {
     system = await startSystem({ mode: 'embedded', env: { EDGE_TEST_HOOKS: '1', SHUTDOWN_DRAIN_MS: '0', SHUTDOWN_TIMEOUT_MS: '1000' } });
@@ -75,7 +75,7 @@ describe('gateway drain on SIGTERM', () => {
     await held(system.baseUrl, never);
     expect(await system.terminateGateway()).toBe(0);
     expect(await stuck).toBe('connection closed');
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('/readyz of a gateway reflects the gateway, not the worst backend', () => {
@@ -83,7 +83,7 @@ describe('/readyz of a gateway reflects the gateway, not the worst backend', () 
 
   beforeAll(async () => {
     system = await startSystem({ mode: 'distributed' });
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     system?.signalService('contacts', 'SIGCONT');
@@ -106,5 +106,5 @@ describe('/readyz of a gateway reflects the gateway, not the worst backend', () 
     } finally {
       system.signalService('contacts', 'SIGCONT');
     }
-  }, 60_000);
+  }, 300_000);
 });

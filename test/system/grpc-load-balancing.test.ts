@@ -116,7 +116,7 @@ let relays: CountingRelay[] = [];
 beforeAll(async () => {
   replicas = [await startReplica(), await startReplica()];
   relays = await Promise.all(replicas.map(countingRelay));
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
   for (const relay of relays) relay.close();
@@ -194,5 +194,5 @@ describe('a channel to two replicas (round_robin)', () => {
     } finally {
       client.close();
     }
-  }, 120_000);
+  }, 300_000);
 });

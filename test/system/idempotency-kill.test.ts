@@ -44,7 +44,7 @@ beforeAll(async () => {
   // tested in edge-rate-limits) would answer 429, which is not what this test is about.
   system = await startSystem({ mode: 'embedded', env: { RATE_LIMIT_GENERAL: '100000' } });
   ws = await docsWorkspace(system);
-}, 60_000);
+}, 300_000);
 
 afterAll(async () => {
   await system?.stop();
@@ -187,5 +187,5 @@ describe('Idempotency-Key after a crash (5 SIGKILLs under 20 clients creating an
       const mine = invoices.filter((inv) => inv.note === log.note).map((inv) => inv.id).sort((a, b) => a - b);
       expect(mine).toEqual([...log.created].sort((a, b) => a - b));
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -28,7 +28,7 @@ beforeAll(async () => {
     // Quick retries, and enough of them to outlast the outage.
     env: { SMTP_URL: `smtp://127.0.0.1:${port('mailpit')}`, MAIL_POLL_MS: '100', MAIL_RETRY_BASE_MS: '200', MAIL_RETRY_MAX_MS: '1000', MAIL_MAX_ATTEMPTS: '1000' },
   });
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await system?.stop();
@@ -91,5 +91,5 @@ describe('mail delivery across an SMTP outage and a restart', () => {
       expect(received[0].messageId).toBe(delivery.message_id);
       expect(received[0].attachments.map((a) => a.contentType)).toEqual(['application/pdf']);
     }
-  }, 240_000);
+  }, 300_000);
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
   ca = createTestCa();
   system = await startSystem({ mode: 'distributed', tlsDirs: Object.fromEntries(IDENTITIES.map((id) => [id, ca.dir(id)])) });
   ws = await docsWorkspace(system);
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await system?.stop();
