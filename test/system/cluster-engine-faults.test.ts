@@ -75,9 +75,9 @@ describe('the Kafka broker stopped about 20 s during changes', () => {
         expect(sent.status).toBe(200);
         expect(sent.body.email_status).toBe('queued');
       }
-      expect(Date.now() - stoppedAt).toBeLessThan(OUTAGE_MS); // the changes happened during the outage
-      // The fault's own duration: the broker stays down for the rest of the 20 s.
-      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS - (Date.now() - stoppedAt)));
+      // The changes happened during the outage by construction (the broker restarts after them); it stays
+      // down for at least 20 s however long they took on a loaded machine.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, OUTAGE_MS - (Date.now() - stoppedAt))));
     } finally {
       await startEngine('kafka', enginesDir);
     }
@@ -87,7 +87,7 @@ describe('the Kafka broker stopped about 20 s during changes', () => {
       const expected = ['documents.invoice.created', 'documents.invoice.updated', 'documents.invoice.issued', 'documents.invoice.send_requested'];
       const documentOf = (e: Event) => e.document_changed?.document_id ?? e.invoice_send_requested?.document_id ?? 0;
       const ours = () => documents.events.filter((e) => invoices.some((inv) => inv.id === documentOf(e)));
-      await eventually(async () => expect(new Set(ours().map((e) => e.id)).size).toBe(invoices.length * expected.length), 90_000);
+      await eventually(async () => expect(new Set(ours().map((e) => e.id)).size).toBe(invoices.length * expected.length), 180_000);
       // A marker sent after the outage, on the same partition (messages are keyed by account): once the mail
       // service has applied it, it has consumed every copy of the earlier sends published before it.
       const markerTo = `kafka-outage-marker-${randomBytes(4).toString('hex')}@customer.example`;
@@ -98,10 +98,10 @@ describe('the Kafka broker stopped about 20 s during changes', () => {
       // became exactly one e-mail, and the delivery's outcome came back to the invoice (an event the other way).
       // (Bounds are generous: after the broker returns, consumer groups rejoin and the mail worker renders
       // each PDF — minutes on a 2-core machine running the whole test run in parallel.)
-      await eventually(async () => expect(await mailpitMessagesTo(markerTo)).toHaveLength(1), 150_000);
+      await eventually(async () => expect(await mailpitMessagesTo(markerTo)).toHaveLength(1), 240_000);
       for (const inv of invoices) expect(await mailpitMessagesTo(inv.to)).toHaveLength(1);
       for (const inv of [...invoices, { id: marker.body.id as number, to: markerTo }]) {
-        await eventually(async () => expect((await ws.api.get(`${ws.base}/invoices/${inv.id}`)).body.email_status).toBe('sent'), 90_000);
+        await eventually(async () => expect((await ws.api.get(`${ws.base}/invoices/${inv.id}`)).body.email_status).toBe('sent'), 180_000);
       }
       // Delivered, in order: publishing is at-least-once (docs/architecture.md) — both documents replicas
       // relay the backlog, so an event may be on the topic twice; its first delivery is in the order written.
@@ -116,7 +116,7 @@ describe('the Kafka broker stopped about 20 s during changes', () => {
     } finally {
       await documents.close();
     }
-  }, 400_000);
+  }, 600_000);
 });
 
 describe('the database restarted', () => {
