@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Image rehearsal: what `docker build -f deploy/Dockerfile --target …` would put in each image, and that the
 // images boot, proven without Docker (none on the development machine or in CI). docs/operations.md "Images".
-//   node scripts/image-rehearsal.js [--no-boot] [--keep] [--report FILE]
+//   node scripts/image-rehearsal.js [--no-boot] [--keep] [--report FILE] [--reuse DIR]
 // 1. parses deploy/Dockerfile (scripts/image-rehearsal/dockerfile.js) and builds every stage in a folder of
 //    its own (build.js): the build context filtered by .dockerignore, the COPY steps, the real `npm run gen`
 //    and `tsc`, the production closure of package-lock.json from the shared install (no network);
@@ -31,7 +31,9 @@ const log = (line) => process.stdout.write(`[image-rehearsal +${((Date.now() - s
 
 async function main() {
   // Outside the repository, and nowhere below a node_modules: nothing can resolve from the checkout.
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'image-rehearsal-'));
+  // --reuse DIR: boot the stages a --keep run left in DIR (for working on the boot; the build is not redone).
+  const reuse = option('--reuse');
+  const work = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'image-rehearsal-'));
   fs.chmodSync(work, 0o755);
   for (let dir = path.dirname(work); ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, 'node_modules'))) throw new Error(`${dir}/node_modules exists: the rehearsed images would resolve modules from it`);
@@ -43,9 +45,10 @@ async function main() {
     const parsed = parseDockerfile(fs.readFileSync(path.join(repo, 'deploy/Dockerfile'), 'utf8'));
     log(`deploy/Dockerfile: stages ${parsed.stages.map((s) => s.name).join(', ')}`);
     const context = path.join(work, 'context');
-    report.contextFiles = buildContext(repo, context).length;
-    log(`build context (.dockerignore applied): ${report.contextFiles} files`);
-    const stages = buildStages(parsed, { repo, context, work, log });
+    if (!reuse) report.contextFiles = buildContext(repo, context).length;
+    if (!reuse) log(`build context (.dockerignore applied): ${report.contextFiles} files`);
+    const stages = reuse ? JSON.parse(fs.readFileSync(path.join(work, 'stages.json'), 'utf8')) : buildStages(parsed, { repo, context, work, log });
+    fs.writeFileSync(path.join(work, 'stages.json'), JSON.stringify(stages));
     const targets = Object.values(stages).filter((s) => s.cmd).map((s) => s.name);
     for (const stage of Object.values(stages)) {
       for (const step of stage.steps.filter((s) => s.notRehearsed && !s.inherited)) report.notRehearsed.push({ stage: stage.name, line: step.line, instruction: step.instruction, reason: step.notRehearsed });

@@ -14,22 +14,38 @@ const YAML = require('yaml');
 
 const ENGINE_VARS = ['MONGO_URL', 'REDIS_URL', 'KAFKA_BROKERS', 'MINIO_ENDPOINT', 'MINIO_PORT', 'MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY', 'MINIO_USE_SSL'];
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+/**
+ * A free port below the kernel's ephemeral range: compose's fixed ports must be known before the processes
+ * start (every one gets every address), and a port the OS hands out for outgoing connections or `listen(0)`
+ * on this busy machine could be taken again before the process binds it.
+ */
+async function freePort() {
+  const [low] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * Math.max(1000, (low || 32768) - 10_000));
+    const free = await new Promise((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+}
 
 /** Compose's services that run an image of deploy/Dockerfile, in file order, with target, command and env. */
 function composeServices(repo) {
   const compose = YAML.parse(fs.readFileSync(path.join(repo, 'deploy/compose.yaml'), 'utf8'), { merge: true });
   return Object.entries(compose.services)
     .filter(([, s]) => s.build?.dockerfile === 'deploy/Dockerfile')
-    .map(([name, s]) => ({ name, target: s.build.target, command: s.command, env: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)])) }));
+    .map(([name, s]) => ({
+      name,
+      target: s.build.target,
+      command: s.command,
+      dependsOn: Object.keys(s.depends_on ?? {}),
+      // A one-off job (others wait for it to complete successfully), not a server.
+      job: Object.values(compose.services).some((o) => o.depends_on?.[name]?.condition === 'service_completed_successfully'),
+      env: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)])),
+    }));
 }
 
 /** uid and gid of a Dockerfile USER (numeric only: the rehearsal has no image /etc/passwd). */
@@ -53,6 +69,7 @@ async function bootAndSmoke({ repo, work, stages, log }) {
   const run = randomBytes(5).toString('hex');
   const dirs = Object.fromEntries(['logs', 'audit', 'tmp', 'home'].map((d) => [d, path.join(work, d)]));
   for (const [name, dir] of Object.entries(dirs)) {
+    fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     // The image's /tmp is writable (an emptyDir); its root filesystem, home included, is not.
     fs.chmodSync(dir, name === 'home' ? 0o755 : 0o1777);
@@ -62,7 +79,7 @@ async function bootAndSmoke({ repo, work, stages, log }) {
   // Compose's addresses (dns:///identity:50051, mongo:27017, …) on this host: a free port per listener.
   const ports = {};
   for (const s of services) {
-    if (s.env.GRPC_PORT && s.name !== 'init') ports[`${s.name}.grpc`] = await freePort();
+    if (s.env.GRPC_PORT && !s.job) ports[`${s.name}.grpc`] = await freePort();
     if (s.env.ADMIN_GRPC_PORT) ports[`${s.name}.admin`] = await freePort();
     if (s.env.PORT) ports[`${s.name}.http`] = await freePort();
     ports[`${s.name}.metrics`] = await freePort();
@@ -147,24 +164,40 @@ async function bootAndSmoke({ repo, work, stages, log }) {
     });
 
   const procs = [];
-  try {
-    for (const s of services) {
-      const stage = stages[s.target];
-      if (!stage) throw new Error(`compose service ${s.name}: target ${s.target} is not a stage of deploy/Dockerfile`);
-      const argv = s.command ?? stage.cmd;
-      const env = localise(s.name, s.env);
-      const started = Date.now();
-      const p = launch(s.name, stage, argv, env);
-      if (s.name === 'init') {
-        const code = await Promise.race([exited(p), new Promise((r) => setTimeout(() => r('timeout'), 90_000))]);
-        if (code !== 0) throw new Error(`init (${argv.join(' ')}) ended with ${code}:\n${p.tail()}`);
-      } else {
-        await ready(p);
-        procs.push(p);
-      }
-      result.processes[s.name] = { target: s.target, argv, user: stage.user, ms: Date.now() - started };
-      log(`${s.name}: ${s.name === 'init' ? 'done' : 'ready'} (target ${s.target}, ${argv.join(' ')}, ${(Date.now() - started) / 1000} s)`);
+  // Compose's order: a service starts once the services it depends_on are ready (a command without a
+  // listener, init, once it has exited 0); the engines are up already.
+  const up = new Map();
+  const start = (s) => {
+    if (!up.has(s.name)) {
+      up.set(
+        s.name,
+        (async () => {
+          await Promise.all(s.dependsOn.map((d) => services.find((x) => x.name === d)).filter(Boolean).map(start));
+          const stage = stages[s.target];
+          if (!stage) throw new Error(`compose service ${s.name}: target ${s.target} is not a stage of deploy/Dockerfile`);
+          const argv = s.command ?? stage.cmd;
+          const started = Date.now();
+          const p = launch(s.name, stage, argv, localise(s.name, s.env));
+          if (s.job) {
+            const code = await Promise.race([exited(p), new Promise((r) => setTimeout(() => r('timeout'), 90_000))]);
+            if (code !== 0) throw new Error(`${s.name} (${argv.join(' ')}) ended with ${code}:\n${p.tail()}`);
+          } else {
+            procs.push(p);
+            await ready(p);
+          }
+          result.processes[s.name] = { target: s.target, argv, user: stage.user, ms: Date.now() - started };
+          log(`${s.name}: ${s.job ? 'done' : 'ready'} (target ${s.target}, ${argv.join(' ')}, ${(Date.now() - started) / 1000} s)`);
+        })(),
+      );
     }
+    return up.get(s.name);
+  };
+  try {
+    const results = await Promise.allSettled(services.map(start));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    // Report in compose's order, whatever order they became ready in.
+    result.processes = Object.fromEntries(services.map((s) => [s.name, result.processes[s.name]]));
     await require('./smoke').smoke({ services, stages, ports, localise, launch, exited, result, log });
   } catch (error) {
     problems.push(`boot: ${error.message}`);
@@ -182,9 +215,10 @@ async function bootAndSmoke({ repo, work, stages, log }) {
   }
   // Anything a process loaded or read from outside its image.
   for (const file of fs.readdirSync(dirs.audit)) {
-    for (const line of fs.readFileSync(path.join(dirs.audit, file), 'utf8').split('\n').filter(Boolean)) {
-      const { kind, file: touched } = JSON.parse(line);
-      problems.push(`${file.replace(/\.jsonl$/, '')}: ${kind}: ${touched}`);
+    const events = fs.readFileSync(path.join(dirs.audit, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    for (const kind of new Set(events.map((e) => e.kind))) {
+      const files = events.filter((e) => e.kind === kind).map((e) => e.file);
+      problems.push(`${file.replace(/\.jsonl$/, '')}: ${kind}: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''}`);
     }
   }
   result.logs = dirs.logs;

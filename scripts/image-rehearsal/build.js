@@ -9,11 +9,15 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { linkTree } = require('./files');
 
+
 /** Splits a shell-form RUN into `&&`-joined commands of plain words; anything richer is refused. */
 function commandsOf(run, where) {
   if (/[;|`<>]|\$\(|\|\|/.test(run)) throw new Error(`${where}: the rehearsal reads only "a && b" chains of plain commands: ${run}`);
   return run.split('&&').map((c) => c.trim().split(/\s+/));
 }
+
+/** Whether `key` is a folder holding kept packages deeper down (a/node_modules/b when a/node_modules/b/node_modules/c is kept). */
+const isNested = (key, kept) => kept.some((k) => k.startsWith(key + '/node_modules/'));
 
 /** The production closure of package-lock.json, as `npm prune --omit=dev` keeps it. */
 function productionPackages(lock) {
@@ -53,6 +57,7 @@ const RUN_COMMANDS = [
       fs.unlinkSync(modules);
       const lock = JSON.parse(fs.readFileSync(ctx.map('package-lock.json'), 'utf8'));
       const absent = [];
+      const kept = [];
       for (const [key, entry] of productionPackages(lock)) {
         const source = path.join(path.dirname(shared), key);
         if (!fs.existsSync(source)) {
@@ -66,8 +71,19 @@ const RUN_COMMANDS = [
         }
         const version = JSON.parse(fs.readFileSync(path.join(source, 'package.json'), 'utf8')).version;
         if (version !== entry.version) throw new Error(`${ctx.where}: ${key} is ${version} in the shared install, ${entry.version} in package-lock.json`);
-        // Nested node_modules are packages of their own in the lockfile (kept or pruned on their own).
-        linkTree(source, path.join(ctx.map('.'), key), (rel) => rel === 'node_modules');
+        kept.push(key);
+      }
+      // Top-level packages in one cp (nested node_modules come along), then what the lockfile marks dev —
+      // or does not list at all (caches) — goes, as npm prune removes it.
+      const top = kept.filter((key) => !key.slice('node_modules/'.length).includes('/node_modules/'));
+      execFileSync('cp', ['-a', '--link', '--parents', ...top, ctx.map('.')], { cwd: path.dirname(shared) });
+      for (const dir of ['node_modules', ...kept.map((key) => `${key}/node_modules`)]) {
+        const abs = path.join(ctx.map('.'), dir);
+        if (!fs.existsSync(abs)) continue;
+        for (const name of fs.readdirSync(abs)) {
+          const names = name.startsWith('@') ? fs.readdirSync(path.join(abs, name)).map((n) => `${name}/${n}`) : [name];
+          for (const n of names) if (!kept.includes(`${dir}/${n}`) && !isNested(`${dir}/${n}`, kept)) fs.rmSync(path.join(abs, n), { recursive: true, force: true });
+        }
       }
       const roots = productionPackages(lock)
         .flatMap(([key, entry]) => Object.keys(entry.optionalDependencies ?? {}).map((name) => [key, name]))

@@ -3,9 +3,10 @@
 // or a browser into the wrong image fails here.
 'use strict';
 
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { walkTree, treeBytes } = require('./files');
+const { walkTree } = require('./files');
 
 const OCR_LANGUAGES = ['eng', 'deu', 'ces', 'slk'];
 
@@ -32,14 +33,28 @@ const FORBIDDEN = [
   [/\.ts$/, 'TypeScript sources (the image runs dist/)'],
 ];
 
+/** Package folders below `rel` (node_modules), nested ones included; `.bin` and hidden files skipped. */
+function packagesIn(app, rel) {
+  const abs = path.join(app, rel);
+  if (!fs.existsSync(abs)) return [];
+  return fs.readdirSync(abs).filter((n) => !n.startsWith('.')).flatMap((name) => {
+    const names = name.startsWith('@') ? fs.readdirSync(path.join(abs, name)).map((n) => `${name}/${n}`) : [name];
+    return names.flatMap((n) => [`${rel}/${n}`, ...packagesIn(app, `${rel}/${n}/node_modules`)]);
+  });
+}
+
+/** Bytes of the files below `dir`, every hard link counted (as each image layer holds its own copy). */
+const treeBytes = (dir) => (fs.existsSync(dir) ? Number(execFileSync('du', ['-sbl', dir], { encoding: 'utf8' }).split('\t')[0]) : 0);
+
 /**
  * Checks the target `stage` (build.js); returns `{ facts, problems }`. `lock` is package-lock.json.
  */
 function checkTarget(stage, lock, targets) {
   const app = path.join(stage.root, stage.workdir);
   const problems = [];
-  const entries = walkTree(app, (rel) => /^node_modules\/.+\/node_modules\/.+\/node_modules$/.test(rel));
-  const own = entries.filter((e) => !e.path.startsWith('node_modules/'));
+  // The image's own files walked here; node_modules (tens of thousands of files) is searched with find.
+  const own = walkTree(app, (rel) => rel === 'node_modules');
+  const find = (...expr) => execFileSync('find', ['.', ...expr], { cwd: app, encoding: 'utf8' }).split('\n').filter(Boolean).map((p) => p.slice(2));
   for (const { path: rel } of own) {
     for (const [re, why] of FORBIDDEN) if (re.test(rel)) problems.push(`${rel}: ${why}`);
   }
@@ -62,25 +77,22 @@ function checkTarget(stage, lock, targets) {
     if (present && entry.hasInstallScript && !REVIEWED_INSTALL_SCRIPTS[key]) problems.push(`${key}: its install script does not run in the image (--ignore-scripts); review it and list it in contents.js`);
   }
   if (has('node_modules/better-sqlite3')) problems.push('node_modules/better-sqlite3: the embedded store in a distributed image');
-  for (const { path: rel } of entries.filter((e) => /^node_modules\/(@[^/]+\/)?[^/@]+$/.test(e.path))) {
-    if (!lock.packages[rel] && rel !== 'node_modules/.bin') problems.push(`${rel}: not in package-lock.json`);
-  }
+  for (const rel of packagesIn(app, 'node_modules')) if (!lock.packages[rel]) problems.push(`${rel}: not in package-lock.json`);
 
   // OCR data only where the Dockerfile puts it; Chromium only where it is installed.
   const ocr = OCR_LANGUAGES.filter((lang) => has(`node_modules/@tesseract.js-data/${lang}/4.0.0_best_int/${lang}.traineddata.gz`));
   const installsChromium = stage.steps.some((s) => /apt-get install .*\bchromium\b/.test(s.instruction));
-  const browsers = entries.filter((e) => /(^|\/)(chrome|chromium|headless_shell)$/.test(e.path) && e.stat.isFile());
-  for (const b of browsers) problems.push(`${b.path}: a browser binary inside /app`);
+  for (const b of find('-type', 'f', '(', '-name', 'chrome', '-o', '-name', 'chromium', '-o', '-name', 'headless_shell', ')')) problems.push(`${b}: a browser binary inside /app`);
   if (!installsChromium && stage.env.CHROMIUM_PATH) problems.push('CHROMIUM_PATH set in an image without Chromium');
 
   // Owned by root and not writable by the runtime user: the process cannot rewrite its own code.
-  const writable = entries.filter((e) => !e.stat.isSymbolicLink() && (e.stat.mode & 0o002 || (e.stat.uid !== 0 && process.getuid?.() === 0)));
-  for (const w of writable.slice(0, 5)) problems.push(`${w.path}: writable by others or not owned by root`);
+  const owner = process.getuid?.() === 0 ? ['-o', '!', '-user', '0'] : [];
+  for (const w of find('!', '-type', 'l', '(', '-perm', '-o+w', ...owner, ')').slice(0, 5)) problems.push(`${w}: writable by others or not owned by root`);
   // No link out of the image (a link into the repository would let code resolve outside it).
-  for (const e of entries.filter((x) => x.stat.isSymbolicLink())) {
-    const target = fs.readlinkSync(path.join(app, e.path));
-    const resolved = path.posix.isAbsolute(target) ? path.join(stage.root, target) : path.resolve(path.dirname(path.join(app, e.path)), target);
-    if (!resolved.startsWith(stage.root + path.sep)) problems.push(`${e.path}: a link out of the image (${target})`);
+  for (const link of find('-type', 'l')) {
+    const target = fs.readlinkSync(path.join(app, link));
+    const resolved = path.posix.isAbsolute(target) ? path.join(stage.root, target) : path.resolve(path.dirname(path.join(app, link)), target);
+    if (!resolved.startsWith(stage.root + path.sep)) problems.push(`${link}: a link out of the image (${target})`);
   }
 
   const facts = {

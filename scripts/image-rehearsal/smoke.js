@@ -109,7 +109,7 @@ async function smoke({ services, stages, ports, localise, launch, exited, result
 
   await step('/metrics of every process', async () => {
     const served = [];
-    for (const s of services.filter((x) => x.name !== 'init')) {
+    for (const s of services.filter((x) => !x.job)) {
       const res = await fetch(`http://127.0.0.1:${ports[`${s.name}.metrics`]}/metrics`);
       const text = await res.text();
       if (res.status !== 200 || !text.includes('# TYPE')) throw new Error(`${s.name} /metrics: ${res.status}`);
