@@ -29,6 +29,9 @@ const option = (name) => {
 const started = Date.now();
 const log = (line) => process.stdout.write(`[image-rehearsal +${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
 
+const report = {};
+let reportFile;
+
 async function main() {
   // Outside the repository, and nowhere below a node_modules: nothing can resolve from the checkout.
   // --reuse DIR: boot the stages a --keep run left in DIR (for working on the boot; the build is not redone).
@@ -39,8 +42,8 @@ async function main() {
     if (fs.existsSync(path.join(dir, 'node_modules'))) throw new Error(`${dir}/node_modules exists: the rehearsed images would resolve modules from it`);
     if (dir === path.dirname(dir)) break;
   }
-  const report = { work, dockerfile: 'deploy/Dockerfile', node: process.version, targets: {}, notRehearsed: [], problems: [] };
-  const reportFile = option('--report') ?? path.join(work, 'report.json');
+  Object.assign(report, { work, dockerfile: 'deploy/Dockerfile', node: process.version, targets: {}, notRehearsed: [], problems: [] });
+  reportFile = option('--report') ?? path.join(work, 'report.json');
   try {
     const parsed = parseDockerfile(fs.readFileSync(path.join(repo, 'deploy/Dockerfile'), 'utf8'));
     log(`deploy/Dockerfile: stages ${parsed.stages.map((s) => s.name).join(', ')}`);
@@ -66,13 +69,14 @@ async function main() {
       const { bootAndSmoke } = require('./image-rehearsal/boot');
       report.boot = await bootAndSmoke({ repo, work, stages, log });
       report.problems.push(...report.boot.problems);
+      report.notRehearsed.push(...report.boot.notRehearsed.map((reason) => ({ stage: 'boot', reason })));
     }
   } catch (error) {
     report.problems.push(`rehearsal failed: ${error.stack ?? error}`);
   } finally {
     report.seconds = Math.round((Date.now() - started) / 1000);
     fs.writeFileSync(reportFile, JSON.stringify(report, null, 2));
-    for (const n of report.notRehearsed) log(`not rehearsed: ${n.stage} line ${n.line}: ${n.reason}`);
+    for (const n of report.notRehearsed) log(`not rehearsed: ${n.stage}${n.line ? ` line ${n.line}` : ''}: ${n.reason}`);
     log(`report: ${reportFile}`);
     if (!args.includes('--keep')) for (const dir of ['stages', 'context']) fs.rmSync(path.join(work, dir), { recursive: true, force: true });
   }
@@ -82,9 +86,10 @@ async function main() {
 }
 
 // Bounded: a hung boot or build never outlives REHEARSAL_TIMEOUT_MS (children are stopped by boot.js's exit hook).
-const timeout = Number(process.env.REHEARSAL_TIMEOUT_MS ?? 300_000);
+const timeout = Number(process.env.REHEARSAL_TIMEOUT_MS ?? 600_000);
 const watchdog = setTimeout(() => {
   log(`FAILED: still running after ${timeout} ms`);
+  if (reportFile) fs.writeFileSync(reportFile, JSON.stringify({ ...report, problems: [...(report.problems ?? []), `timed out after ${timeout} ms`] }, null, 2));
   process.exit(2);
 }, timeout);
 main().then(
