@@ -16,6 +16,16 @@ async function receiptPng() {
   return sharp(Buffer.from(svg)).png().toBuffer();
 }
 
+/** A one-page PDF with a text layer (pdf-lib, on the host): the upload unpdf reads without OCR. */
+async function invoicePdf() {
+  const { PDFDocument, StandardFonts } = require('pdf-lib');
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([595, 842]);
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  ['INVOICE 2026-0043', 'Supplier: Papiernictvo Nova s.r.o.', 'Total 240.00 EUR'].forEach((line, i) => page.drawText(line, { x: 50, y: 780 - i * 18, size: 11, font }));
+  return Buffer.from(await doc.save());
+}
+
 async function smoke({ services, stages, ports, localise, launch, exited, result, log }) {
   const step = async (name, fn) => {
     const started = Date.now();
@@ -87,9 +97,9 @@ async function smoke({ services, stages, ports, localise, launch, exited, result
     });
   } else result.notRehearsed.push(`PDF rendering: ${chromium ?? 'CHROMIUM_PATH'} is not on this machine (the image installs Chromium with apt)`);
 
-  await step('expense upload, OCR in the expenses image', async () => {
+  const extracted = async (file, type, name) => {
     const form = new FormData();
-    form.append('file', new Blob([await receiptPng()], { type: 'image/png' }), 'receipt.png');
+    form.append('file', new Blob([file], { type }), name);
     const created = await call('POST', `${acct}/expenses/upload`, { token, form, expect: 201 });
     const deadline = Date.now() + 90_000;
     for (;;) {
@@ -99,7 +109,9 @@ async function smoke({ services, stages, ports, localise, launch, exited, result
       if (Date.now() > deadline) throw new Error(`extraction still ${expense.extraction_status} after 90 s`);
       await new Promise((r) => setTimeout(r, 500));
     }
-  });
+  };
+  await step('expense upload, OCR in the expenses image', async () => extracted(await receiptPng(), 'image/png', 'receipt.png'));
+  await step('expense upload, PDF text layer in the expenses image', async () => extracted(await invoicePdf(), 'application/pdf', 'invoice.pdf'));
 
   await step('OpenAPI document and /docs assets (files the image copies)', async () => {
     const doc = await call('GET', '/api/v1/openapi.json', { expect: 200 });
@@ -119,4 +131,4 @@ async function smoke({ services, stages, ports, localise, launch, exited, result
   });
 }
 
-module.exports = { smoke, receiptPng };
+module.exports = { smoke, receiptPng, invoicePdf };
