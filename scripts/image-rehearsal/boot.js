@@ -84,6 +84,8 @@ async function bootAndSmoke({ repo, work, stages, log }) {
     if (s.env.PORT) ports[`${s.name}.http`] = await freePort();
     ports[`${s.name}.metrics`] = await freePort();
   }
+  // compose's ${JWT_SECRET:?…} and the like: secrets of this run.
+  const secrets = { jwt: randomBytes(32).toString('base64'), cursor: randomBytes(32).toString('base64'), url: randomBytes(32).toString('base64') };
   const localise = (service, env) => {
     const out = { ...env };
     for (const [key, value] of Object.entries(env)) {
@@ -111,7 +113,6 @@ async function bootAndSmoke({ repo, work, stages, log }) {
     if (out.PORT) out.PORT = String(ports[`${service}.http`]);
     return out;
   };
-  const secrets = { jwt: randomBytes(32).toString('base64'), cursor: randomBytes(32).toString('base64'), url: randomBytes(32).toString('base64') };
 
   const children = [];
   const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));

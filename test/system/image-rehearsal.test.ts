@@ -3,12 +3,13 @@
 // boots the images as deploy/compose.yaml runs them, against the real engines. One run (≈1–3 min), its
 // progress printed, bounded by REHEARSAL_TIMEOUT_MS; the assertions read its JSON report. docs/operations.md "Images".
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { realEngineEnv } from '../support/real-engines';
 
 interface Report {
+  work: string;
   targets: Record<string, { user: string; cmd: string[]; env: Record<string, string>; problems: string[]; ocrLanguages: string[]; installsChromium: boolean; packages: number }>;
   notRehearsed: { stage: string; line: number; instruction: string; reason: string }[];
   problems: string[];
@@ -18,18 +19,28 @@ interface Report {
 const root = path.resolve(__dirname, '../..');
 let report: Report;
 let exitCode: number | null;
+let reportFile: string;
 
 beforeAll(async () => {
   const env = { ...process.env, ...realEngineEnv(), REHEARSAL_TIMEOUT_MS: '600000' };
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'image-rehearsal-report-')), 'report.json');
+  reportFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'image-rehearsal-report-')), 'report.json');
   exitCode = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'scripts/image-rehearsal.js'), '--report', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(root, 'scripts/image-rehearsal.js'), '--report', reportFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (chunk: Buffer) => process.stdout.write(chunk));
     child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
     child.once('exit', resolve);
   });
-  report = JSON.parse(readFileSync(file, 'utf8'));
+  try {
+    report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  } catch {
+    throw new Error(`scripts/image-rehearsal.js exited with ${exitCode} and wrote no report (its output is above)`);
+  }
 }, 660_000);
+
+// Logs and audit stay for a failed run (the report names the folder); a passed one leaves nothing behind.
+afterAll(() => {
+  if (exitCode === 0) for (const dir of [report.work, path.dirname(reportFile)]) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('deploy/Dockerfile rehearsed without Docker', () => {
   it('every stage builds from the Dockerfile; only the apt and go steps and the base images are not rehearsed', () => {
