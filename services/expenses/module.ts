@@ -52,7 +52,7 @@ export const expensesModule: ServiceModule = {
     const quota = new ExtractionQuota(adapters.store.collection(quotaCountersSpec), () => adapters.store.nextId('expenses.quota'));
     const files = new ExpenseFiles(store, adapters.blobs, fileInspector, quota, clock, { retryCooldownMs: config.retryCooldownMs, onQueued: () => relay.notify() });
     const extractor = createExtractor(extractorOptionsFromEnv());
-    const matcher = new ContactsSupplierMatcher(peers.contacts, suppliers);
+    const matcher = new ContactsSupplierMatcher(suppliers);
     const runner = new ExtractionRunner(store, adapters.blobs, extractor, matcher, clock, { timeLimitMs: config.timeLimitMs, leaseMs: config.leaseMs });
     const worker = new ExtractionWorker(runner, adapters.bus, log.child({ component: 'extraction' }), { concurrency: config.concurrency, pollMs: config.pollMs });
     relay.start();
@@ -68,7 +68,6 @@ export const expensesModule: ServiceModule = {
         await worker.stop();
         await relay.stop();
         await extractor.close?.();
-        matcher.close();
         suppliers.close();
       },
     };

@@ -29,6 +29,9 @@ class FakeSuppliers implements Suppliers {
   async find(_t: Tenant, id: number) {
     return this.contacts.get(id) ?? null;
   }
+  async findByIdentifier() {
+    return null;
+  }
   async create(_t: Tenant, s: InlineSupplier, token?: IdempotencyToken) {
     const earlier = token && this.byToken.get(token.key);
     if (earlier) return earlier;
