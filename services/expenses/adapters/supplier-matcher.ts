@@ -5,14 +5,14 @@
 // of the contacts service): a job run again after a crash finds the contact its first run created
 // instead of creating a second one.
 import { DomainError } from '../../shared/errors';
-import { IdempotencyToken } from '../../shared/idempotency';
+import { derivedToken, IdempotencyToken } from '../../shared/idempotency';
 import { Tenant } from '../../shared/tenant';
 import type { SupplierMatcher } from '../domain/extraction-runner';
 import type { ExtractedFields } from '../ports/extractor';
 import { Suppliers } from '../ports/suppliers';
 
-/** The contacts service's key of the supplier a job creates (grpc/idempotency.ts: [A-Za-z0-9_-], ≤ 128 characters). */
-export const jobSupplierToken = (jobId: string): IdempotencyToken => ({ key: `extraction-job-${jobId}-supplier`, fingerprint: jobId });
+/** The contacts service's key of the supplier a job creates: `extraction-job-<job id>-supplier`. */
+export const jobSupplierToken = (jobId: string): IdempotencyToken => derivedToken(`extraction-job-${jobId}`, 'supplier');
 
 export class ContactsSupplierMatcher implements SupplierMatcher {
   constructor(private readonly suppliers: Suppliers) {}

@@ -64,6 +64,8 @@ export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderK
   livemode: boolean;
   /** A contact of the workspace. */
   supplier_id: number | null;
+  /** The key under which a PATCH creates this expense's inline supplier, until the write that links it (domain/expenses.ts). */
+  supplier_pending_key?: string | null;
   /** The linked contact's name when it was linked or last written through the expense (for search). */
   supplier_contact_name: string | null;
   supplier: PrintedSupplierData | null;
