@@ -12,11 +12,13 @@ import { ExtractionWorker } from './adapters/extraction-worker';
 import { expensesOutbox, expensesStore } from './adapters/expenses-store';
 import { fileInspector } from './adapters/file-inspector';
 import { GrpcSuppliers } from './adapters/grpc-suppliers';
+import { UploadSweepTimer } from './adapters/upload-sweep-timer';
 import { ContactsSupplierMatcher } from './adapters/supplier-matcher';
 import { ExpenseFiles } from './domain/expense-files';
 import { ExtractionQuota, quotaCountersSpec } from './domain/extraction-quota';
 import { ExtractionRunner } from './domain/extraction-runner';
 import { Expenses } from './domain/expenses';
+import { UploadSweeper } from './domain/upload-sweeper';
 import { createExtractor, extractorOptionsFromEnv } from './extraction';
 import { expensesHandlers } from './grpc/handlers';
 
@@ -32,6 +34,15 @@ export function readExtractionConfig(env: NodeJS.ProcessEnv = process.env) {
     pollMs: Math.max(100, int('EXTRACTION_POLL_MS', 2000)),
     retryCooldownMs: Math.max(0, int('EXTRACTION_RETRY_COOLDOWN_MS', 300_000)),
     worker: optional('EXTRACTION_WORKER') !== 'off',
+  };
+}
+
+/** The sweep of abandoned uploads (docs/expenses.md, "Orphaned files"). */
+export function readUploadSweepConfig(env: NodeJS.ProcessEnv = process.env) {
+  const { int } = readEnv(env);
+  return {
+    graceMs: Math.max(1000, int('EXPENSE_UPLOAD_GRACE_MS', 900_000)),
+    intervalMs: Math.max(1000, int('EXPENSE_UPLOAD_SWEEP_MS', 300_000)),
   };
 }
 
@@ -52,11 +63,14 @@ export const expensesModule: ServiceModule = {
     const quota = new ExtractionQuota(adapters.store.collection(quotaCountersSpec), () => adapters.store.nextId('expenses.quota'));
     const files = new ExpenseFiles(store, adapters.blobs, fileInspector, quota, clock, { retryCooldownMs: config.retryCooldownMs, onQueued: () => relay.notify() });
     const extractor = createExtractor(extractorOptionsFromEnv());
-    const matcher = new ContactsSupplierMatcher(peers.contacts, suppliers);
+    const matcher = new ContactsSupplierMatcher(suppliers);
     const runner = new ExtractionRunner(store, adapters.blobs, extractor, matcher, clock, { timeLimitMs: config.timeLimitMs, leaseMs: config.leaseMs });
     const worker = new ExtractionWorker(runner, adapters.bus, log.child({ component: 'extraction' }), { concurrency: config.concurrency, pollMs: config.pollMs });
     relay.start();
     if (config.worker) await worker.start();
+    const sweepConfig = readUploadSweepConfig();
+    const sweeper = new UploadSweepTimer(new UploadSweeper(store, adapters.blobs, clock, { graceMs: sweepConfig.graceMs }), log.child({ component: 'upload-sweeper' }), sweepConfig.intervalMs);
+    sweeper.start();
     const cursors = new CursorCodec(secrets.cursorSecret);
     return {
       bindings: [
@@ -66,9 +80,9 @@ export const expensesModule: ServiceModule = {
       ],
       stop: async () => {
         await worker.stop();
+        await sweeper.stop();
         await relay.stop();
         await extractor.close?.();
-        matcher.close();
         suppliers.close();
       },
     };

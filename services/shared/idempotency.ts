@@ -12,6 +12,7 @@
 //
 // The same key with a different fingerprint is 409 idempotency_key_conflict, as at the edge.
 // Framework-free: domain code uses it directly (it needs the store port and the error model only).
+import { createHash } from 'node:crypto';
 import { fail } from './errors';
 import { Collection, StoredDoc, UniqueViolation } from './store/port';
 import { Tenant, tenantKey, tenantWhere } from './tenant';
@@ -49,6 +50,22 @@ const uniqueKeyOf = (tenant: Tenant, key: string) => `idem:${tenantKey(tenant)}:
 /** The unique key of a record created under a key (add to the collection's uniqueKeys); kept for the record's life. */
 export function creationUniqueKeys(record: TenantRecord): string[] {
   return record.idempotency_key ? [uniqueKeyOf(record, record.idempotency_key)] : [];
+}
+
+/** What gRPC metadata carries as a key or fingerprint (grpc/idempotency.ts); anything else arrives unkeyed. */
+export const TOKEN_CHARS = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * The token of a write a change makes in another service (e.g. the contact an expense creates inline),
+ * derived from what identifies the change (`base`: the request's key, an expense and its revision, a job),
+ * so that repeating the change repeats the same keyed write. `<base>-<purpose>` when metadata can carry it,
+ * else its sha256 (base64url). The fingerprint defaults to the key: a derived write has one meaning.
+ */
+export function derivedToken(base: string, purpose: string, fingerprint?: string): IdempotencyToken {
+  const readable = `${base}-${purpose}`;
+  const key = TOKEN_CHARS.test(readable) ? readable : createHash('sha256').update(readable).digest('base64url');
+  const print = fingerprint && TOKEN_CHARS.test(fingerprint) ? fingerprint : key;
+  return { key, fingerprint: print };
 }
 
 /** The fields to spread into a record created under `token`. */

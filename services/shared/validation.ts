@@ -29,9 +29,16 @@ export function normalizeCurrency(value: string, field = 'currency'): string {
   return code;
 }
 
+/**
+ * A registration or VAT id as lookups compare it: without spaces, dots and hyphens, upper case. A stored
+ * VAT id is already in this form (normalizeVatId); a registration id keeps what was typed, so its folded
+ * form is stored beside it (the contacts service's `registration_key`).
+ */
+export const foldIdentifier = (value: string | null | undefined): string => (value ?? '').replace(/[\s.-]/g, '').toUpperCase();
+
 /** VAT id with its country prefix; checked with the country's checksum where one exists (jsvat). */
 export function normalizeVatId(value: string, field = 'vat_id'): string {
-  const vat = value.replace(/[\s.-]/g, '').toUpperCase();
+  const vat = foldIdentifier(value);
   if (vat === '') return '';
   if (!/^[A-Z]{2}[A-Z0-9+*]{2,13}$/.test(vat)) {
     throw fail.invalid('invalid_vat_id', `${field} must start with a two-letter country prefix followed by the number`, field);

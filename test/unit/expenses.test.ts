@@ -2,6 +2,7 @@
 // first, ties by id) and its keyset pages under concurrent inserts, the status-set merge, search
 // folding, nested items (expense_items_attributes) and their totals, and creates under an
 // Idempotency-Key with an inline supplier.
+import { Metadata } from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -13,6 +14,7 @@ import { compareListOrder, filterKeyOf, foldText, keysetOf, mergeInOrder, normal
 import { ExpenseRecord, ExtractionStatus } from '../../services/expenses/ports/expenses-store';
 import { InlineSupplier, SupplierContact, Suppliers } from '../../services/expenses/ports/suppliers';
 import { DomainError } from '../../services/shared/errors';
+import { readIdempotency, writeIdempotency } from '../../services/shared/grpc/idempotency';
 import { IdempotencyToken } from '../../services/shared/idempotency';
 import { CursorCodec } from '../../services/shared/pagination';
 import { mutate } from '../../services/shared/store/port';
@@ -20,6 +22,13 @@ import { SqliteDocumentStore } from '../../services/shared/store/sqlite';
 import { Tenant } from '../../services/shared/tenant';
 
 const tenant: Tenant = { account_id: 7, livemode: true };
+
+/** A token as the contacts service receives it: through gRPC metadata, which drops a malformed one. */
+function transported(token: IdempotencyToken | undefined): IdempotencyToken | undefined {
+  const metadata = new Metadata();
+  writeIdempotency(metadata, token);
+  return readIdempotency(metadata);
+}
 
 /** Contacts as the contacts service keeps them: creates under a token answer the first contact. */
 class FakeSuppliers implements Suppliers {
@@ -29,7 +38,11 @@ class FakeSuppliers implements Suppliers {
   async find(_t: Tenant, id: number) {
     return this.contacts.get(id) ?? null;
   }
-  async create(_t: Tenant, s: InlineSupplier, token?: IdempotencyToken) {
+  async findByIdentifier() {
+    return null;
+  }
+  async create(_t: Tenant, s: InlineSupplier, sent?: IdempotencyToken) {
+    const token = transported(sent);
     const earlier = token && this.byToken.get(token.key);
     if (earlier) return earlier;
     const contact = { id: this.next++, name: s.contact_name || s.invoice_account.name || '' };

@@ -4,6 +4,7 @@ import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempot
 import { mutate } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantKey, tenantWhere } from '../../shared/tenant';
 import { ContactRecord, ContactsStore, LegalEntityRecord } from '../ports/contacts-store';
+import { foldIdentifier } from '../../shared/validation';
 import { LegalEntities, LegalEntityInput } from './legal-entities';
 
 export interface ContactView {
@@ -25,6 +26,7 @@ export interface UpdateContactInput {
 
 const MAX_NAME = 255;
 const MAX_QUERY = 200;
+const MAX_IDENTIFIER_MATCHES = 100;
 const now = () => new Date().toISOString();
 
 /** Lower-cased once here; `q` is lower-cased the same way and matched as a literal substring. */
@@ -116,6 +118,27 @@ export class Contacts {
       return entities.get(id)!;
     };
     return Promise.all(contacts.map(async (contact) => ({ contact, entity: await entityOf(contact.invoice_account_id) })));
+  }
+
+  /**
+   * Live contacts whose legal entity has the registration id or the VAT id (folded: separators and case
+   * ignored): registration id matches first, then VAT id matches, at most `limit` (1–100, 0 → 10).
+   */
+  async findByIdentifier(tenant: Tenant, ids: { registration_id?: string; vat_id?: string }, limit = 0): Promise<ContactView[]> {
+    if (limit < 0 || limit > MAX_IDENTIFIER_MATCHES) throw fail.invalid('invalid_limit', `page_size must be between 1 and ${MAX_IDENTIFIER_MATCHES}`, 'page_size');
+    const wanted = limit || 10;
+    const found = new Map<number, ContactRecord>();
+    const queries = [
+      { field: 'registration_key' as const, value: foldIdentifier(ids.registration_id) },
+      { field: 'vat_id' as const, value: foldIdentifier(ids.vat_id) },
+    ];
+    for (const query of queries) {
+      if (!query.value || found.size >= wanted) continue;
+      for (const contact of await this.store.contactsByIdentifier(tenant, query, wanted)) {
+        if (found.size < wanted) found.set(contact.id, contact);
+      }
+    }
+    return Promise.all([...found.values()].map(async (contact) => ({ contact, entity: await this.entities.get(tenant, contact.invoice_account_id) })));
   }
 
   static filterKey(tenant: Tenant, query: string) {

@@ -4,7 +4,7 @@
 import { fail } from '../../shared/errors';
 import { mutate } from '../../shared/store/port';
 import { ownedBy, Tenant } from '../../shared/tenant';
-import { normalizeCountry, normalizeEmail, normalizeRegistrationId, normalizeVatId } from '../../shared/validation';
+import { foldIdentifier, normalizeCountry, normalizeEmail, normalizeRegistrationId, normalizeVatId } from '../../shared/validation';
 import { AddressData, ContactsStore, LegalEntityRecord } from '../ports/contacts-store';
 
 export interface LegalEntityInput {
@@ -64,6 +64,8 @@ function apply(base: Omit<LegalEntityRecord, 'id' | 'version'>, input: LegalEnti
     next.phone = phone;
   }
   if (!next.name) throw fail.invalid('missing_field', `${f('name')} is required`, f('name'));
+  // Written on every write, so an entity stored before the key existed gets it with its next change.
+  next.registration_key = foldIdentifier(next.registration_id);
   return next;
 }
 

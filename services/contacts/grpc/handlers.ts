@@ -50,6 +50,11 @@ export function contactsHandlers(contacts: Contacts, entities: LegalEntities, cu
     setContactSuspended: async (req) => ({
       contact: toContactMessage(await contacts.setSuspended(requireTenant(req.tenant), req.id, req.suspended)),
     }),
+    listContactsByIdentifier: async (req) => ({
+      contacts: (await contacts.findByIdentifier(requireTenant(req.tenant), { registration_id: req.registration_id, vat_id: req.vat_id }, req.page_size)).map(
+        toContactMessage,
+      ),
+    }),
     getLegalEntity: async (req) => ({ legal_entity: toLegalEntityMessage(await entities.get(requireTenant(req.tenant), req.id)) }),
   };
 }

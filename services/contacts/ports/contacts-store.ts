@@ -2,6 +2,7 @@
 import type { AddressData } from '../../shared/address';
 import type { CreatedUnderKey } from '../../shared/idempotency';
 import { Collection, StoredDoc } from '../../shared/store/port';
+import type { Tenant } from '../../shared/tenant';
 
 export type { AddressData };
 
@@ -17,6 +18,8 @@ interface TenantOwned extends StoredDoc {
 export interface LegalEntityRecord extends TenantOwned {
   name: string;
   registration_id: string;
+  /** registration_id folded (foldIdentifier) for the lookup by identifier; absent on entities written before it existed. */
+  registration_key?: string;
   tax_id: string;
   vat_id: string;
   email: string;
@@ -62,9 +65,22 @@ export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
   slot?: number | null;
 }
 
+/** A folded identifier (foldIdentifier) to look contacts up by: the legal entity's registration_key or vat_id. */
+export interface IdentifierQuery {
+  field: 'registration_key' | 'vat_id';
+  value: string;
+}
+
 export interface ContactsStore {
   legalEntities: Collection<LegalEntityRecord>;
   contacts: Collection<ContactRecord>;
   bankAccounts: Collection<BankAccountRecord>;
   nextId(kind: 'legal_entity' | 'contact' | 'bank_account'): Promise<number>;
+  /**
+   * At most `limit` live (not deleted) contacts of the tenant whose legal entity has this identifier,
+   * newest legal entity first, newest contact first within it. Index reads on the legal entities'
+   * (account_id, livemode, identifier) and the contacts' (account_id, livemode, invoice_account_id):
+   * the cost follows the entities carrying the identifier, never the size of the workspace.
+   */
+  contactsByIdentifier(tenant: Tenant, query: IdentifierQuery, limit: number): Promise<ContactRecord[]>;
 }

@@ -2,7 +2,7 @@ import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency
 import { TOPICS } from '../../shared/bus/port';
 import { OutboxSource } from '../../shared/outbox/relay';
 import { Collection, DocumentStore } from '../../shared/store/port';
-import { ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
+import { ExpenseRecord, ExpensesStore, PendingUploadRecord } from '../ports/expenses-store';
 
 export function expensesStore(store: DocumentStore): ExpensesStore {
   return {
@@ -12,6 +12,8 @@ export function expensesStore(store: DocumentStore): ExpensesStore {
       uniqueKeys: (e) => creationUniqueKeys(e),
       indexes: [['outbox_pending', 'outbox_order'], ['extraction_status'], ['account_id', 'livemode', 'deleted', 'sort_date'], ['account_id', 'livemode', 'deleted', 'extraction_status', 'sort_date'], CREATION_KEY_INDEX],
     }),
+    // The sweeper reads the pending ones (domain/upload-sweeper.ts).
+    uploads: store.collection<PendingUploadRecord>({ name: 'expense_uploads', indexes: [['state']] }),
     nextId: (sequence) => store.nextId(sequence),
   };
 }

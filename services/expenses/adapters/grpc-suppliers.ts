@@ -50,6 +50,14 @@ export class GrpcSuppliers implements Suppliers {
     }
   }
 
+  async findByIdentifier(tenant: Tenant, ids: { registration_id?: string; vat_id?: string }): Promise<SupplierContact | null> {
+    const client = this.client();
+    const res = await call(() =>
+      client.listContactsByIdentifier({ tenant, registration_id: ids.registration_id ?? '', vat_id: ids.vat_id ?? '', page_size: 1 }),
+    );
+    return res.contacts[0] ? supplierOf(res.contacts[0]) : null;
+  }
+
   async create(tenant: Tenant, supplier: InlineSupplier, token?: IdempotencyToken): Promise<SupplierContact> {
     const client = this.client();
     const res = await call(() =>

@@ -4,16 +4,18 @@
 // the inspection refuses, or a stream that breaks off, makes the blob write fail and nothing is stored
 // (the blob port's putStream is all or nothing). Only then is the expense inserted — with the file,
 // the job (or `manual` when the quota is used up) and the job's event in its outbox, in one write. If
-// that insert fails, the blob is deleted. Under an Idempotency-Key, createOnce answers the expense an
-// earlier attempt created before anything is read or stored (no second blob, no second charge).
+// that insert is refused, the blob is deleted; a process dying in between leaves a write-ahead record
+// (`expense_uploads`) by which the sweeper (upload-sweeper.ts) finds and removes the blob. Under an
+// Idempotency-Key, createOnce answers the expense an earlier attempt created before anything is read or
+// stored (no second blob, no second charge).
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../shared/blobs/port';
-import { fail } from '../../shared/errors';
+import { DomainError, fail } from '../../shared/errors';
 import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { appendToOutbox, OutboxEntry } from '../../shared/outbox/entries';
-import { mutate } from '../../shared/store/port';
-import { ownedBy, Tenant } from '../../shared/tenant';
+import { DuplicateId, mutate, UniqueViolation } from '../../shared/store/port';
+import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { ExpenseFileData, ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
 import { FileInspector, UploadType } from '../ports/file-inspector';
 import { Clock } from '../ports/suppliers';
@@ -23,6 +25,12 @@ import { composeFields } from './fields';
 import { searchTextOf, sortDateOf } from './listing';
 
 export const EXTRACTION_REQUESTED = 'expenses.extraction.requested';
+
+/** Test-only latches between the steps of an upload (crash and interleaving tests). */
+export interface ExpenseFilesHooks {
+  /** After the file is in the blob store, before the expense is written. */
+  afterBlobWrite?(expenseId: number, blobKey: string): Promise<void>;
+}
 
 export interface ExpenseFilesOptions {
   /** retry_extraction is refused this long after a completion (EXTRACTION_RETRY_COOLDOWN_MS). */
@@ -75,13 +83,18 @@ export class ExpenseFiles {
     private readonly quota: ExtractionQuota,
     private readonly clock: Clock,
     private readonly options: ExpenseFilesOptions,
+    private readonly hooks: ExpenseFilesHooks = {},
   ) {}
 
   /** Creates the expense of an uploaded file (201 Expense, pending or manual). `chunks` is read at most once. */
   async upload(request: UploadRequest, chunks: AsyncIterable<Uint8Array>, token?: IdempotencyToken): Promise<ExpenseRecord> {
     const { tenant } = request;
     return createOnce(this.store.expenses, tenant, token, async () => {
+      // The id first: the write-ahead record of the upload names it, so the sweeper can claim it if
+      // this process dies between the blob and the expense (domain/upload-sweeper.ts).
+      const id = await this.store.nextId('expenses.expense');
       const key = blobKeyOf(tenant, randomUUID());
+      await this.store.uploads.insert({ id, ...tenantWhere(tenant), blob_key: key, state: 'pending', started_at: this.clock.now().getTime() });
       const inspection = this.inspector.inspect(request.declaredType);
       let type: UploadType | undefined;
       async function* inspected() {
@@ -92,23 +105,47 @@ export class ExpenseFiles {
         // The verdict on the whole file comes before the blob write completes: a refusal stores nothing.
         type = (await inspection.end()).contentType;
       }
-      const { size } = await this.blobs.putStream(key, inspected(), 'application/octet-stream');
+      let size: number;
+      try {
+        ({ size } = await this.blobs.putStream(key, inspected(), 'application/octet-stream'));
+      } catch (err) {
+        // A refused or broken-off file stored nothing; after another failure (the blob store's own) the
+        // record stays pending and the sweeper makes sure.
+        if (err instanceof DomainError) await this.settle(id, 'done');
+        throw err;
+      }
+      await this.hooks.afterBlobWrite?.(id, key);
       const file: ExpenseFileData = { filename: cleanFileName(request.filename, type!), content_type: type!, size, blob_key: key };
       const now = this.clock.now();
       let charged = false;
       try {
         charged = await this.quota.take(tenant, request.allowance, now);
-        const record = this.newRecord(tenant, await this.store.nextId('expenses.expense'), file, charged, now, token);
+        const record = this.newRecord(tenant, id, file, charged, now, token);
         const inserted = await this.store.expenses.insert(charged ? appendToOutbox(record, [jobEvent(record, now)]) : record);
         if (charged) this.options.onQueued?.();
+        await this.settle(id, 'done');
         return inserted;
       } catch (err) {
-        // Nothing refers to the blob (a racing attempt under the same key won, or the store failed).
-        await this.blobs.delete(key).catch(() => undefined);
         if (charged) await this.quota.giveBack(tenant, now).catch(() => undefined);
+        if (err instanceof DuplicateId) {
+          // The sweeper took this upload for abandoned (it outlived the grace period) and claimed its id;
+          // it deletes the blob. Nothing was created: the client may simply send the file again.
+          throw fail.unavailable('upload_abandoned', 'the upload took too long to complete and was discarded; send the file again', 1);
+        }
+        if (err instanceof UniqueViolation) {
+          // A racing attempt under the same key won: nothing refers to this blob.
+          await this.blobs.delete(key).catch(() => undefined);
+          await this.settle(id, 'swept');
+        }
+        // Any other failure may or may not have written the expense (a lost reply): the sweeper decides.
         throw err;
       }
     });
+  }
+
+  /** Best effort: a record left `pending` is resolved by the sweeper. */
+  private async settle(id: number, state: 'done' | 'swept'): Promise<void> {
+    await mutate(this.store.uploads, id, (u) => (u.state === 'pending' ? { ...u, state } : null)).catch(() => undefined);
   }
 
   private newRecord(tenant: Tenant, id: number, file: ExpenseFileData, metered: boolean, now: Date, token?: IdempotencyToken): ExpenseRecord {

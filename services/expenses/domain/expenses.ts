@@ -2,7 +2,7 @@
 // of the workspace: linked by supplier_id, or created (and on update changed) inline through the
 // contacts service.
 import { fail } from '../../shared/errors';
-import { createdUnder, createOnce, IdempotencyToken } from '../../shared/idempotency';
+import { createdUnder, createOnce, derivedToken, IdempotencyToken } from '../../shared/idempotency';
 import { ResolvedPage } from '../../shared/pagination';
 import { mutate } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
@@ -18,7 +18,17 @@ const SUPPLIER_FIELD = 'expense.supplier_id';
 /** The idempotency token of the contact an expense creates inline: derived from the expense's, so a
  * retry of the expense's create answers the same contact instead of creating a second one. */
 const supplierToken = (token: IdempotencyToken | undefined): IdempotencyToken | undefined =>
-  token && { key: `${token.key}:expense-supplier`, fingerprint: token.fingerprint };
+  token && derivedToken(token.key, 'expense-supplier', token.fingerprint);
+
+/** The key of the contact a PATCH creates for an expense without one: the expense and the revision at
+ * which the creation was recorded on it (supplier_pending_key). */
+const pendingSupplierKey = (expenseId: number, version: number) => `expense-${expenseId}-v${version}-supplier`;
+
+/** Test-only latches between the steps of an update (crash and interleaving tests). */
+export interface ExpensesHooks {
+  /** After the contacts service created (or answered) the inline supplier, before the expense links it. */
+  afterSupplierCreated?(expenseId: number, contactId: number): Promise<void>;
+}
 
 /** The derived fields that follow the stored ones. */
 function withDerived(r: ExpenseRecord): ExpenseRecord {
@@ -26,7 +36,12 @@ function withDerived(r: ExpenseRecord): ExpenseRecord {
 }
 
 export class Expenses {
-  constructor(private readonly store: ExpensesStore, private readonly suppliers: Suppliers, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: ExpensesStore,
+    private readonly suppliers: Suppliers,
+    private readonly clock: Clock,
+    private readonly hooks: ExpensesHooks = {},
+  ) {}
 
   private now = () => this.clock.now().toISOString();
 
@@ -94,14 +109,17 @@ export class Expenses {
       throw fail.invalid('ambiguous_supplier', 'send either expense.supplier_id or the inline supplier (address, unit, invoice_account), not both', SUPPLIER_FIELD);
     }
     let supplier: SupplierContact | null | undefined;
+    let createdUnderPending: number | undefined;
     if (inline) {
       // The inline objects change the linked supplier; an expense without one gets a new contact.
       if (current.supplier_id) {
         supplier = await this.suppliers.update(tenant, current.supplier_id, inline);
         if (!supplier) throw fail.invalid('invalid_supplier', `${SUPPLIER_FIELD}: the linked contact no longer exists; link another one`, SUPPLIER_FIELD);
       } else {
-        supplier = await this.suppliers.create(tenant, inline);
+        supplier = await this.createSupplierOf(tenant, id, inline);
+        createdUnderPending = supplier.id;
       }
+      await this.hooks.afterSupplierCreated?.(id, supplier.id);
     } else if (input.supplier_id !== undefined) {
       supplier = await this.linkable(tenant, input.supplier_id);
     }
@@ -111,6 +129,8 @@ export class Expenses {
       if (supplier !== undefined) {
         next.supplier_id = supplier?.id ?? null;
         next.supplier_contact_name = supplier?.name ?? null;
+        // The contact created under the pending key is linked: the next inline supplier is a new one.
+        if (supplier && supplier.id === createdUnderPending) next.supplier_pending_key = null;
       }
       const derived = withDerived(next);
       if (JSON.stringify(derived) === JSON.stringify(doc)) return null;
@@ -118,6 +138,34 @@ export class Expenses {
     });
     if (!written) throw fail.notFound('expense');
     return written;
+  }
+
+  /**
+   * The contact a PATCH creates for an expense without one, at most once per expense: the key is
+   * recorded on the expense (supplier_pending_key) before the contacts service is called and cleared
+   * by the write that links the contact, so a retry after a crash between the two — or a concurrent
+   * PATCH, or one after other writes changed the revision — creates under the same key and gets the
+   * same contact. A request that finds the key already recorded applies its own body to that contact.
+   */
+  private async createSupplierOf(tenant: Tenant, id: number, inline: InlineSupplier): Promise<SupplierContact> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let key = '';
+      let adopted = false;
+      const marked = await mutate(this.store.expenses, id, (doc) => {
+        if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
+        adopted = Boolean(doc.supplier_pending_key);
+        key = doc.supplier_pending_key || pendingSupplierKey(id, doc.version);
+        return adopted ? null : { ...doc, supplier_pending_key: key };
+      });
+      if (!marked) throw fail.notFound('expense');
+      const contact = await this.suppliers.create(tenant, inline, derivedToken(key, 'contact'));
+      if (!adopted) return contact;
+      // An earlier attempt's contact: it gets this body; gone meanwhile (deleted) → a new key.
+      const updated = await this.suppliers.update(tenant, contact.id, inline);
+      if (updated) return updated;
+      await mutate(this.store.expenses, id, (doc) => (doc.supplier_pending_key === key ? { ...doc, supplier_pending_key: null } : null));
+    }
+    throw fail.conflict('supplier_changed', 'the expense’s supplier changed while it was being written; retry');
   }
 
   async delete(tenant: Tenant, id: number): Promise<void> {

@@ -64,6 +64,8 @@ export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderK
   livemode: boolean;
   /** A contact of the workspace. */
   supplier_id: number | null;
+  /** The key under which a PATCH creates this expense's inline supplier, until the write that links it (domain/expenses.ts). */
+  supplier_pending_key?: string | null;
   /** The linked contact's name when it was linked or last written through the expense (for search). */
   supplier_contact_name: string | null;
   supplier: PrintedSupplierData | null;
@@ -96,8 +98,24 @@ export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderK
   deleted: string | null;
 }
 
+/**
+ * The write-ahead record of an upload (domain/upload-sweeper.ts): written before the file's blob, under
+ * the id the expense will have. `pending` until the upload's expense is written (`done`), or until the
+ * sweeper claimed the id and deleted the blob (`swept`).
+ */
+export interface PendingUploadRecord extends StoredDoc {
+  account_id: number;
+  livemode: boolean;
+  blob_key: string;
+  state: 'pending' | 'done' | 'swept';
+  /** Epoch ms the upload began: the grace period counts from it. */
+  started_at: number;
+}
+
 export interface ExpensesStore {
   expenses: Collection<ExpenseRecord>;
+  /** Id = the id of the expense the upload creates. */
+  uploads: Collection<PendingUploadRecord>;
   nextId(sequence: string): Promise<number>;
 }
 

@@ -35,6 +35,11 @@ export interface InlineSupplier {
 export interface Suppliers {
   /** A live (not deleted) contact of the tenant, or null. */
   find(tenant: Tenant, contactId: number): Promise<SupplierContact | null>;
+  /**
+   * The newest live contact whose legal entity has the registration id, else the VAT id (separators and
+   * case ignored); null when none. An index lookup in the contacts service, unbounded by the workspace's size.
+   */
+  findByIdentifier(tenant: Tenant, ids: { registration_id?: string; vat_id?: string }): Promise<SupplierContact | null>;
   /** Creates a contact with a new legal entity; under `token`, a retry answers the contact the first attempt created. */
   create(tenant: Tenant, supplier: InlineSupplier, token?: IdempotencyToken): Promise<SupplierContact>;
   /** Updates the contact and its legal entity (fields given only); null when the contact is gone. */

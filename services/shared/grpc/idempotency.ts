@@ -2,14 +2,12 @@
 // it with the change itself (services/shared/idempotency.ts): the edge's own record and the service's
 // write commit separately, and only the service's write can make a retry after a crash safe.
 import * as grpc from '@grpc/grpc-js';
-import { IdempotencyToken } from '../idempotency';
+import { IdempotencyToken, TOKEN_CHARS } from '../idempotency';
 
 /** sha256(credential id ‖ key), base64url: the key as the edge scopes it, never the client's raw key. */
 export const IDEMPOTENCY_KEY = 'invoicing-idempotency-key';
 /** The edge's request fingerprint (method, path with query, body), base64url. */
 export const IDEMPOTENCY_FINGERPRINT = 'invoicing-idempotency-fingerprint';
-
-const TOKEN_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
 export function writeIdempotency(metadata: grpc.Metadata, token: IdempotencyToken | undefined): void {
   if (!token) return;
@@ -22,6 +20,6 @@ export function readIdempotency(metadata: grpc.Metadata): IdempotencyToken | und
   const [key] = metadata.get(IDEMPOTENCY_KEY);
   if (key === undefined) return undefined;
   const [fingerprint] = metadata.get(IDEMPOTENCY_FINGERPRINT);
-  if (typeof key !== 'string' || typeof fingerprint !== 'string' || !TOKEN_RE.test(key) || !TOKEN_RE.test(fingerprint)) return undefined;
+  if (typeof key !== 'string' || typeof fingerprint !== 'string' || !TOKEN_CHARS.test(key) || !TOKEN_CHARS.test(fingerprint)) return undefined;
   return { key, fingerprint };
 }
