@@ -4,10 +4,11 @@
 // request's RPCs run. Handlers name what they know in res.locals (route template, credential id, account).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Logger } from '../../services/shared/logger';
-import { counter, histogram, PREFIX, secondsSince } from '../../services/shared/observability/metrics';
+import { counter, histogram, labelSets, PREFIX, secondsSince } from '../../services/shared/observability/metrics';
 import { currentTraceId, extractFrom, markError, runIn, SpanKind, startSpan } from '../../services/shared/observability/tracing';
 
 const LABELS = ['method', 'route', 'status'] as const;
+const labelsOf = labelSets(LABELS);
 const metrics = () => ({
   requests: counter(`${PREFIX}http_requests_total`, 'HTTP requests answered by the gateway, by method, route template and status.', LABELS),
   seconds: histogram(`${PREFIX}http_request_duration_seconds`, 'Time from receiving an HTTP request to the end of its answer, by method, route template and status.', LABELS),
@@ -69,8 +70,9 @@ export function observeRequests(log: Logger, templates: RouteTemplates): Request
       // An answer cut off before its end (client gone) has no status of its own.
       const status = res.writableFinished ? res.statusCode : 499;
       const seconds = secondsSince(started);
-      m.requests.labels(req.method, route, String(status)).inc();
-      m.seconds.labels(req.method, route, String(status)).observe(seconds);
+      const labels = labelsOf(req.method, route, String(status));
+      m.requests.inc(labels);
+      m.seconds.observe(labels, seconds);
       runIn(span?.context, () =>
         log.info(
           {

@@ -45,5 +45,24 @@ export function gauge<L extends string>(
   return existing<client.Gauge<L>>(name) ?? new client.Gauge<L>({ name, help, labelNames, registers: [registry], ...(collect ? { collect } : {}) });
 }
 
+/**
+ * Label sets by their values, built once and reused: `series.inc(labels)` with a kept object spares
+ * prom-client's `labels(…)` (an argument check, an object and a bound function per call) on paths
+ * that observe every request. Only for labels of bounded cardinality (route templates, RPC methods,
+ * status codes), as every label must be.
+ */
+export function labelSets<L extends string>(names: readonly L[]): (...values: string[]) => Record<L, string> {
+  const kept = new Map<string, Record<L, string>>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let labels = kept.get(key);
+    if (!labels) {
+      labels = Object.fromEntries(names.map((name, i) => [name, values[i]])) as Record<L, string>;
+      kept.set(key, labels);
+    }
+    return labels;
+  };
+}
+
 /** Seconds since `startNs` (a process.hrtime.bigint()). */
 export const secondsSince = (startNs: bigint): number => Number(process.hrtime.bigint() - startNs) / 1e9;
