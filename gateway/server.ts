@@ -94,8 +94,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.use(lifecycle.connectionPolicy);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const inbound = req.header('x-request-id');
-    const requestId = inbound && REQUEST_ID_RE.test(inbound) ? inbound : nextRequestId();
+    // The raw header (node lower-cases names): express's req.header() adds a Referer check per call.
+    const inbound = req.headers['x-request-id'];
+    const requestId = typeof inbound === 'string' && REQUEST_ID_RE.test(inbound) ? inbound : nextRequestId();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     next();

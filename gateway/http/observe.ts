@@ -73,22 +73,25 @@ export function observeRequests(log: Logger, templates: RouteTemplates): Request
       const labels = labelsOf(req.method, route, String(status));
       m.requests.inc(labels);
       m.seconds.observe(labels, seconds);
-      runIn(span?.context, () =>
-        log.info(
-          {
-            request_id: res.locals.requestId,
-            method: req.method,
-            route,
-            path,
-            status,
-            duration_ms: Math.round(seconds * 1e6) / 1e3,
-            credential_id: observed.credentialId ?? null,
-            account_id: observed.accountId ?? null,
-            ...(span ? { trace_id: currentTraceId() } : {}),
-          },
-          'request',
-        ),
-      );
+      // The access line's fields are gathered only when it is printed (LOG_LEVEL info or finer).
+      if (log.isLevelEnabled('info')) {
+        runIn(span?.context, () =>
+          log.info(
+            {
+              request_id: res.locals.requestId,
+              method: req.method,
+              route,
+              path,
+              status,
+              duration_ms: Math.round(seconds * 1e6) / 1e3,
+              credential_id: observed.credentialId ?? null,
+              account_id: observed.accountId ?? null,
+              ...(span ? { trace_id: currentTraceId() } : {}),
+            },
+            'request',
+          ),
+        );
+      }
       if (span) {
         span.span.updateName(`${req.method} ${route}`);
         span.span.setAttributes({ 'http.route': route, 'http.response.status_code': status });

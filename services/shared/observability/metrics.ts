@@ -52,13 +52,20 @@ export function gauge<L extends string>(
  * status codes), as every label must be.
  */
 export function labelSets<L extends string>(names: readonly L[]): (...values: string[]) => Record<L, string> {
-  const kept = new Map<string, Record<L, string>>();
+  // One map level per label: lookups hash the (usually constant) value strings, never a joined key.
+  const root = new Map<string, unknown>();
   return (...values) => {
-    const key = values.join('\u0000');
-    let labels = kept.get(key);
+    let level = root;
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = level.get(values[i]) as Map<string, unknown> | undefined;
+      if (!next) level.set(values[i], (next = new Map()));
+      level = next;
+    }
+    const last = values[values.length - 1];
+    let labels = level.get(last) as Record<L, string> | undefined;
     if (!labels) {
       labels = Object.fromEntries(names.map((name, i) => [name, values[i]])) as Record<L, string>;
-      kept.set(key, labels);
+      level.set(last, labels);
     }
     return labels;
   };
