@@ -60,10 +60,7 @@ export function observeRequests(log: Logger, templates: RouteTemplates): Request
       parent: extractFrom(req.headers),
       attributes: { 'http.request.method': req.method },
     });
-    let done = false;
     const finish = () => {
-      if (done) return;
-      done = true;
       const observed = observedOf(res);
       const path = req.originalUrl.split('?')[0];
       const route = observed.route ?? appRoute(req) ?? templates.match(req.method, path) ?? 'unmatched';
@@ -99,7 +96,7 @@ export function observeRequests(log: Logger, templates: RouteTemplates): Request
         span.span.end();
       }
     };
-    res.once('finish', finish);
+    // 'close' follows every answer, complete ('finish' came first: writableFinished) or cut off.
     res.once('close', finish);
     runIn(span?.context, next);
   };
