@@ -18,6 +18,7 @@ import { HttpError, httpErrorFromRemote } from './http/errors';
 import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
+import { RouteGroups } from './http/route-groups';
 import { receiveUpload } from './http/upload';
 import type { Principal } from '../gen/invoicing/identity/v1/identity';
 import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
@@ -93,8 +94,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.use(lifecycle.connectionPolicy);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const inbound = req.header('x-request-id');
-    const requestId = inbound && REQUEST_ID_RE.test(inbound) ? inbound : nextRequestId();
+    // The raw header (node lower-cases names): express's req.header() adds a Referer check per call.
+    const inbound = req.headers['x-request-id'];
+    const requestId = typeof inbound === 'string' && REQUEST_ID_RE.test(inbound) ? inbound : nextRequestId();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     next();
@@ -108,16 +110,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi.doc);
   });
-  const router = express.Router();
+  const router = new RouteGroups();
   const readers = new Map(allRoutes.filter((route) => route.method === 'get').map((route) => [route.path, route]));
   for (const route of allRoutes) {
-    router[route.method](route.path, handler(route));
+    router.add(route.method, route.path, handler(route));
   }
   if (testHooks) {
-    for (const route of testHooks.routes) router[route.method](route.path, handler(route, { documented: false }));
+    for (const route of testHooks.routes) router.add(route.method, route.path, handler(route, { documented: false }));
     app.use('/_test/edge', testHooks.control);
   }
-  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals), router);
+  app.use('/api/v1', rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals), router.handler());
   // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);

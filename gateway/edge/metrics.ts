@@ -1,6 +1,6 @@
 // Outcomes of the edge policies, counted: idempotency keys (created, replayed, mismatch, in_progress, and
 // not_kept / unavailable) and rate-limit charges (allowed, limited, failed_open) by bucket.
-import { counter, PREFIX } from '../../services/shared/observability/metrics';
+import { counter, labelSets, PREFIX } from '../../services/shared/observability/metrics';
 
 export type IdempotencyOutcome =
   /** First execution under the key; its answer is kept and replayed from now on. */
@@ -18,10 +18,14 @@ export type RateLimitOutcome = 'allowed' | 'limited' | 'failed_open';
 
 const idempotency = () =>
   counter(`${PREFIX}idempotency_requests_total`, 'POSTs carrying an Idempotency-Key that reached their handler, by outcome.', ['outcome']);
-const rateLimit = () =>
+let rateLimitKept: ReturnType<typeof rateLimitSeries> | undefined;
+const rateLimitLabels = labelSets(['bucket', 'outcome'] as const);
+const rateLimitSeries = () =>
   counter(`${PREFIX}rate_limit_decisions_total`, 'Rate-limit charges by bucket (api, pdf, ip) and outcome (allowed, limited, failed_open: edge state unreachable).', ['bucket', 'outcome']);
 
 export const countIdempotency = (outcome: IdempotencyOutcome): void => idempotency().labels(outcome).inc();
 
-/** `key` is the bucket's counter key (`api:<credential>`): only its kind becomes a label. */
-export const countRateLimit = (key: string, outcome: RateLimitOutcome): void => rateLimit().labels(key.slice(0, key.indexOf(':')), outcome).inc();
+/** `key` is the bucket's counter key (`api:<credential>`): only its kind becomes a label. Every API
+ * request is charged: the series is looked up once and the label sets are kept. */
+export const countRateLimit = (key: string, outcome: RateLimitOutcome): void =>
+  (rateLimitKept ??= rateLimitSeries()).inc(rateLimitLabels(key.slice(0, key.indexOf(':')), outcome));

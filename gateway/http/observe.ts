@@ -4,10 +4,11 @@
 // request's RPCs run. Handlers name what they know in res.locals (route template, credential id, account).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Logger } from '../../services/shared/logger';
-import { counter, histogram, PREFIX, secondsSince } from '../../services/shared/observability/metrics';
+import { counter, histogram, labelSets, PREFIX, secondsSince } from '../../services/shared/observability/metrics';
 import { currentTraceId, extractFrom, markError, runIn, SpanKind, startSpan } from '../../services/shared/observability/tracing';
 
 const LABELS = ['method', 'route', 'status'] as const;
+const labelsOf = labelSets(LABELS);
 const metrics = () => ({
   requests: counter(`${PREFIX}http_requests_total`, 'HTTP requests answered by the gateway, by method, route template and status.', LABELS),
   seconds: histogram(`${PREFIX}http_request_duration_seconds`, 'Time from receiving an HTTP request to the end of its answer, by method, route template and status.', LABELS),
@@ -59,34 +60,35 @@ export function observeRequests(log: Logger, templates: RouteTemplates): Request
       parent: extractFrom(req.headers),
       attributes: { 'http.request.method': req.method },
     });
-    let done = false;
     const finish = () => {
-      if (done) return;
-      done = true;
       const observed = observedOf(res);
       const path = req.originalUrl.split('?')[0];
       const route = observed.route ?? appRoute(req) ?? templates.match(req.method, path) ?? 'unmatched';
       // An answer cut off before its end (client gone) has no status of its own.
       const status = res.writableFinished ? res.statusCode : 499;
       const seconds = secondsSince(started);
-      m.requests.labels(req.method, route, String(status)).inc();
-      m.seconds.labels(req.method, route, String(status)).observe(seconds);
-      runIn(span?.context, () =>
-        log.info(
-          {
-            request_id: res.locals.requestId,
-            method: req.method,
-            route,
-            path,
-            status,
-            duration_ms: Math.round(seconds * 1e6) / 1e3,
-            credential_id: observed.credentialId ?? null,
-            account_id: observed.accountId ?? null,
-            ...(span ? { trace_id: currentTraceId() } : {}),
-          },
-          'request',
-        ),
-      );
+      const labels = labelsOf(req.method, route, String(status));
+      m.requests.inc(labels);
+      m.seconds.observe(labels, seconds);
+      // The access line's fields are gathered only when it is printed (LOG_LEVEL info or finer).
+      if (log.isLevelEnabled('info')) {
+        runIn(span?.context, () =>
+          log.info(
+            {
+              request_id: res.locals.requestId,
+              method: req.method,
+              route,
+              path,
+              status,
+              duration_ms: Math.round(seconds * 1e6) / 1e3,
+              credential_id: observed.credentialId ?? null,
+              account_id: observed.accountId ?? null,
+              ...(span ? { trace_id: currentTraceId() } : {}),
+            },
+            'request',
+          ),
+        );
+      }
       if (span) {
         span.span.updateName(`${req.method} ${route}`);
         span.span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
@@ -94,7 +96,7 @@ export function observeRequests(log: Logger, templates: RouteTemplates): Request
         span.span.end();
       }
     };
-    res.once('finish', finish);
+    // 'close' follows every answer, complete ('finish' came first: writableFinished) or cut off.
     res.once('close', finish);
     runIn(span?.context, next);
   };

@@ -14,7 +14,9 @@
 // Method as in run.ts: loopback, servers pinned to core 0 and the load generator to core 1 when
 // possible; each setup warmed; slices of BENCH_SLICE_MS in a shuffled order per cycle. Report:
 // .bench/pdf-report.md and .json. Settings: BENCH_PDF_CYCLES (7), BENCH_SLICE_MS (1500),
-// BENCH_PDF_CONNECTIONS (8), BENCH_RENDER_S (12, in 4 windows), RENDER_POOL_SIZE (2), CHROMIUM_PATH.
+// BENCH_PDF_CONNECTIONS (8), BENCH_RENDER_S (12, in 4 windows), RENDER_POOL_SIZE (2), CHROMIUM_PATH,
+// BENCH_PDF_PARTS (http,memory,render: a subset runs only those parts, e.g. `http` to repeat the
+// ratios; a target of a part not run is reported as "not run").
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +47,7 @@ const RENDER_S = env('BENCH_RENDER_S', 12);
 const RENDER_WINDOWS = 4;
 const POOL_SIZE = env('RENDER_POOL_SIZE', 2);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PARTS = new Set((process.env.BENCH_PDF_PARTS ?? 'http,memory,render').split(',').map((p) => p.trim()));
 const began = Date.now();
 const work = mkdtempSync(path.join(os.tmpdir(), 'invoicing-bench-pdf-'));
 const log = (line: string) => process.stderr.write(`[bench-pdf ${((Date.now() - began) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
@@ -119,7 +122,7 @@ const median = (values: number[]) => {
 };
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 };
 const shuffle = <T>(items: T[]) => items.map((item) => [Math.random(), item] as const).sort((a, b) => a[0] - b[0]).map(([, item]) => item);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -201,9 +204,9 @@ async function main(): Promise<void> {
   ];
   const run = (w: (typeof workloads)[number], warmupMs: number, durationMs: number) =>
     load({ port: w.proc.port, method: 'GET', path: pdfPath, headers: w.headers, connections: CONNECTIONS, warmupMs, durationMs }, w.proc.pid);
-  for (const w of workloads) await run(w, 2000, 300);
+  if (PARTS.has('http')) for (const w of workloads) await run(w, 2000, 300);
   const slices: Array<{ cycle: number; key: string; m: Measured }> = [];
-  for (let cycle = 1; cycle <= CYCLES; cycle++) {
+  for (let cycle = 1; PARTS.has('http') && cycle <= CYCLES; cycle++) {
     const line: string[] = [];
     for (const w of shuffle(workloads)) {
       const m = await run(w, 300, SLICE_MS);
@@ -245,42 +248,13 @@ async function main(): Promise<void> {
   const embeddedChromiumMb = treeMemory(embeddedTree.slice(1)).residentMb;
 
   // The rendering service as its own process, rendering documents of the embedded system.
-  const service = await renderingServiceMemory(sys, invoiceBody, notes);
+  const service = PARTS.has('memory') ? await renderingServiceMemory(sys, invoiceBody, notes) : null;
   naive.child.kill('SIGTERM');
   sys.proc.child.kill('SIGTERM');
   await sleep(500);
 
   // Warm render throughput: the pool alone (default size), fed as fast as it renders, in windows.
-  log(`warm render throughput: pool of ${POOL_SIZE}, ${RENDER_WINDOWS} windows of ${(RENDER_S / RENDER_WINDOWS).toFixed(1)} s`);
-  const pool = new ChromiumPool({ executablePath: CHROMIUM, poolSize: POOL_SIZE, timeoutMs: 30_000, queueMax: 64, log: createLogger('bench') });
-  await pool.warm();
-  const template = handlebarsTemplate();
-  const pdfs = new Pdfs({ source: { document: async () => printable(), workspace: async () => workspace(), logo: async () => null }, template, renderer: pool, store: { get: async () => null, put: async () => undefined } });
-  const html = await pdfs.html(renderInput({ account_id: 1, livemode: true }, printable(), workspace(), template.version));
-  // Warm-up: the first renders of a page are several times slower (Chromium's caches, V8's JIT).
-  await Promise.all(Array.from({ length: POOL_SIZE }, async () => {
-    for (let i = 0; i < 10; i++) await pool.render(html);
-  }));
-  const latencies: number[] = [];
-  const windows: number[] = [];
-  const windowMs = (RENDER_S * 1000) / RENDER_WINDOWS;
-  for (let w = 0; w < RENDER_WINDOWS; w++) {
-    let done = 0;
-    const end = performance.now() + windowMs;
-    await Promise.all(
-      Array.from({ length: POOL_SIZE * 2 }, async () => {
-        while (performance.now() < end) {
-          const t = performance.now();
-          await pool.render(html);
-          latencies.push(performance.now() - t);
-          done++;
-        }
-      }),
-    );
-    windows.push(done / (windowMs / 1000));
-  }
-  const pagesPerS = median(windows);
-  await pool.close();
+  const { pagesPerS, windows, latencies } = PARTS.has('render') ? await warmRender() : { pagesPerS: NaN, windows: [] as number[], latencies: [] as number[] };
 
   const r = { cached: ratios('cached PDF', 'naive PDF'), notModified: ratios('304', 'naive 304') };
   const memoryMb = service?.mb ?? embeddedMb;
@@ -311,17 +285,20 @@ async function main(): Promise<void> {
     notes,
   };
   const servedFromStorage = report.first_download_after_issue.served_from_storage;
+  /** Median server CPU per request of a workload (all threads of its process), µs. */
+  const cpuOf = (key: string) => report.rows[key].cpu_us_per_request.toFixed(0);
   const targets = [
-    ['cached PDF download ≥ 0.5 × naive chain', r.cached.throughput >= 0.5, `${r.cached.throughput.toFixed(2)} (CPU/request ${r.cached.cpu.toFixed(2)})`],
-    ['304 ≥ 0.8 × naive chain', r.notModified.throughput >= 0.8, `${r.notModified.throughput.toFixed(2)} (CPU/request ${r.notModified.cpu.toFixed(2)})`],
-    [`warm render ≥ 15 pages/s (pool ${POOL_SIZE})`, pagesPerS >= 15, `${pagesPerS.toFixed(1)} (p50 ${report.render.p50_ms.toFixed(0)} ms, p99 ${report.render.p99_ms.toFixed(0)} ms)`],
-    ['first download after issue served from storage', servedFromStorage, servedFromStorage ? `yes (pre-rendered ${preRenderedMs.toFixed(0)} ms after the issue call; download ${firstMs.toFixed(0)} ms)` : 'no'],
+    ['cached PDF download ≥ 0.5 × naive chain', r.cached.throughput >= 0.5, `${r.cached.throughput.toFixed(2)} (CPU/request ${r.cached.cpu.toFixed(2)}: ${cpuOf('cached PDF')} µs against ${cpuOf('naive PDF')} µs)`, PARTS.has('http')],
+    ['304 ≥ 0.8 × naive chain', r.notModified.throughput >= 0.8, `${r.notModified.throughput.toFixed(2)} (CPU/request ${r.notModified.cpu.toFixed(2)}: ${cpuOf('304')} µs against ${cpuOf('naive 304')} µs)`, PARTS.has('http')],
+    [`warm render ≥ 15 pages/s (pool ${POOL_SIZE})`, pagesPerS >= 15, `${pagesPerS.toFixed(1)} (p50 ${report.render.p50_ms.toFixed(0)} ms, p99 ${report.render.p99_ms.toFixed(0)} ms)`, PARTS.has('render')],
+    ['first download after issue served from storage', servedFromStorage, servedFromStorage ? `yes (pre-rendered ${preRenderedMs.toFixed(0)} ms after the issue call; download ${firstMs.toFixed(0)} ms)` : 'no', true],
     [
       service ? 'rendering service + its Chromium ≤ 600 MB resident (SERVICE=rendering)' : 'rendering service + Chromium ≤ 600 MB resident (upper bound: the whole embedded process)',
       memoryMb <= 600,
       service
         ? `${service.mb.toFixed(0)} MB (Chromium ${service.chromiumMb.toFixed(0)} MB, ${service.processes} processes; peak over ${service.renders} renders; PSS ${service.detail?.pssMb.toFixed(0)}, RSS sum ${service.detail?.rssMb.toFixed(0)})`
         : `${embeddedMb.toFixed(0)} MB`,
+      PARTS.has('memory'),
     ],
   ] as const;
   const md = [
@@ -330,7 +307,7 @@ async function main(): Promise<void> {
     `${report.cpus} CPUs, pinning ${pinning ? 'on' : 'off'}, ${CYCLES} interleaved cycles of ${SLICE_MS} ms slices, ${CONNECTIONS} connections, PDF ${pdf.length} bytes.`,
     `Machine load during the HTTP slices: load average ${machineLoad.loadavg.join(' / ')}, steal ${machineLoad.steal_pct.toFixed(0)} %, other processes ${machineLoad.other_processes_pct.toFixed(0)} % of the CPU (medians).`,
     '',
-    ...targets.map(([what, met, value]) => `${met ? 'PASS' : 'FAIL'}  ${what}: ${value}`),
+    ...targets.map(([what, met, value, ran]) => (ran ? `${met ? 'PASS' : 'FAIL'}  ${what}: ${value}` : `SKIP  ${what}: not run (BENCH_PDF_PARTS)`)),
     '',
     '| workload | req/s | server CPU µs/req | p50 ms | p99 ms |',
     '|---|---|---|---|---|',
@@ -347,6 +324,41 @@ async function main(): Promise<void> {
   writeFileSync(path.join(outDir, 'pdf-report.md'), md);
   process.stdout.write(md);
   rmSync(work, { recursive: true, force: true });
+}
+
+/** The Chromium pool alone (default size), fed as fast as it renders, in windows: pages/s and latencies. */
+async function warmRender(): Promise<{ pagesPerS: number; windows: number[]; latencies: number[] }> {
+  log(`warm render throughput: pool of ${POOL_SIZE}, ${RENDER_WINDOWS} windows of ${(RENDER_S / RENDER_WINDOWS).toFixed(1)} s`);
+  const pool = new ChromiumPool({ executablePath: CHROMIUM, poolSize: POOL_SIZE, timeoutMs: 30_000, queueMax: 64, log: createLogger('bench') });
+  await pool.warm();
+  const template = handlebarsTemplate();
+  const pdfs = new Pdfs({ source: { document: async () => printable(), workspace: async () => workspace(), logo: async () => null }, template, renderer: pool, store: { get: async () => null, put: async () => undefined } });
+  const html = await pdfs.html(renderInput({ account_id: 1, livemode: true }, printable(), workspace(), template.version));
+  // Warm-up: the first renders of a page are several times slower (Chromium's caches, V8's JIT).
+  await Promise.all(Array.from({ length: POOL_SIZE }, async () => {
+    for (let i = 0; i < 10; i++) await pool.render(html);
+  }));
+  const latencies: number[] = [];
+  const windows: number[] = [];
+  const windowMs = (RENDER_S * 1000) / RENDER_WINDOWS;
+  for (let w = 0; w < RENDER_WINDOWS; w++) {
+    let done = 0;
+    const end = performance.now() + windowMs;
+    await Promise.all(
+      Array.from({ length: POOL_SIZE * 2 }, async () => {
+        while (performance.now() < end) {
+          const t = performance.now();
+          await pool.render(html);
+          latencies.push(performance.now() - t);
+          done++;
+        }
+      }),
+    );
+    windows.push(done / (windowMs / 1000));
+  }
+  const pagesPerS = median(windows);
+  await pool.close();
+  return { pagesPerS, windows, latencies };
 }
 
 /**

@@ -3,6 +3,7 @@
 // back from the rendered page; a crashed browser replaced, a hung page timed out and discarded, an
 // overloaded queue refused, a missing Chromium reported — each a 503-class error, never a hang.
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import jsQR from 'jsqr';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
@@ -127,5 +128,25 @@ describe('renderer faults', () => {
     const renderer = pool({ executablePath: '/nonexistent/chromium' });
     renderer.start();
     expect(await code(renderer.render('<p>x</p>'))).toMatch(/^unavailable:renderer_unavailable:\d+$/);
+  });
+});
+
+describe('the Chromium driver runs in a worker thread', () => {
+  // Playwright runs each call in an AsyncLocalStorage; on Node 20 that installs async hooks for the
+  // whole thread for good, a cost on every promise of every request the thread serves afterwards.
+  it('a render leaves the calling thread without async hooks (and without Playwright loaded)', () => {
+    const pool = path.resolve(__dirname, '../../dist/services/rendering/adapters/chromium-pool.js');
+    const script = `
+      const hooks = require('internal/async_hooks');
+      const { ChromiumPool } = require(${JSON.stringify(pool)});
+      const log = { info() {}, warn() {}, error() {}, child() { return log; } };
+      const pool = new ChromiumPool({ executablePath: ${JSON.stringify(CHROMIUM)}, poolSize: 1, timeoutMs: 30000, queueMax: 4, log });
+      pool.render('<p>from the worker</p>').then(async (pdf) => {
+        const loaded = Object.keys(require.cache).some((file) => file.includes('playwright-core'));
+        process.stdout.write(JSON.stringify({ pdf: pdf.subarray(0, 5).toString(), hooks: hooks.initHooksExist(), playwright: loaded }));
+        await pool.close();
+      });`;
+    const out = execFileSync(process.execPath, ['--expose-internals', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(JSON.parse(out)).toEqual({ pdf: '%PDF-', hooks: false, playwright: false });
   });
 });

@@ -14,7 +14,7 @@ import { BusMessage } from '../../services/shared/bus/port';
 import { RunningServer, startGrpcServer } from '../../services/shared/grpc/server';
 import { AsyncHandlers, connect, implement } from '../../services/shared/grpc/typed';
 import { createLogger, Logger } from '../../services/shared/logger';
-import { registry } from '../../services/shared/observability/metrics';
+import { labelSets, registry } from '../../services/shared/observability/metrics';
 import { startMetricsServer } from '../../services/shared/observability/metrics-server';
 import { currentTraceparent, inSpan, SpanKind, startTracing, stopTracing, tracingEnabled, tracingRequested } from '../../services/shared/observability/tracing';
 import { workQueueMetrics } from '../../services/shared/observability/work-queue';
@@ -90,6 +90,18 @@ describe('HTTP route labels', () => {
   it('an unknown path or method matches nothing (the label is then "unmatched")', () => {
     expect(templates.match('DELETE', '/api/v1/accounts/12/invoices/345/issue')).toBeUndefined();
     expect(templates.match('GET', '/api/v1/accounts/12/invoices/345/other')).toBeUndefined();
+  });
+});
+
+describe('label sets kept for hot paths (labelSets)', () => {
+  it('the same values give the very same object; other values another; names in order', () => {
+    const labelsOf = labelSets(['method', 'route', 'status'] as const);
+    const first = labelsOf('GET', '/api/v1/x/:id', '304');
+    expect(first).toEqual({ method: 'GET', route: '/api/v1/x/:id', status: '304' });
+    expect(labelsOf('GET', '/api/v1/x/:id', '304')).toBe(first);
+    expect(labelsOf('GET', '/api/v1/x/:id', '200')).toEqual({ method: 'GET', route: '/api/v1/x/:id', status: '200' });
+    // Values are joined without ambiguity: ("a", "b c") is not ("a b", "c").
+    expect(labelsOf('a', 'b c', 'd')).not.toBe(labelsOf('a b', 'c', 'd'));
   });
 });
 

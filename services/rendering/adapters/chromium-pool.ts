@@ -3,12 +3,13 @@
 // on every render. Each page has a browser context of its own, hence a renderer process of its own:
 // a page that hangs is discarded alone. A crashed browser is relaunched at once and the render that
 // met the crash is retried once on the new one; if no new page can be opened the browser is replaced.
-// Every failure is a 503-class DomainError with a Retry-After, never a hang.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+// Every failure is a 503-class DomainError with a Retry-After, never a hang. Playwright itself runs in
+// a worker thread (chromium-worker.ts: its async hooks stay off the thread that serves requests).
 import { DomainError, fail } from '../../shared/errors';
 import { Logger } from '../../shared/logger';
 import { workQueueEvents, workQueueMetrics } from '../../shared/observability/work-queue';
 import { PdfRenderer } from '../ports/pdf-renderer';
+import { ChromiumDriver, DriverBrowser as Browser, DriverContext as BrowserContext, DriverPage as Page, workerChromiumDriver } from './chromium-worker';
 
 export interface ChromiumPoolOptions {
   executablePath: string;
@@ -23,6 +24,8 @@ export interface ChromiumPoolOptions {
   javaScriptEnabled?: boolean;
   /** After a failed launch, renders answer renderer_unavailable for this long before the next try. */
   relaunchBackoffMs?: number;
+  /** Default: Playwright in a worker thread of the pool's own. */
+  driver?: ChromiumDriver;
 }
 
 interface Slot {
@@ -69,7 +72,11 @@ export class ChromiumPool implements PdfRenderer {
   /** Queue `pdf_render`: waiting = renders queued for a page, running = pages busy (or opening). */
   private readonly metrics = workQueueMetrics('pdf_render', () => ({ waiting: this.waiters.length, running: this.slots - this.idle.length }));
 
-  constructor(private readonly options: ChromiumPoolOptions) {}
+  private readonly driver: ChromiumDriver;
+
+  constructor(private readonly options: ChromiumPoolOptions) {
+    this.driver = options.driver ?? workerChromiumDriver();
+  }
 
   /** Launches the browser and warms the pool in the background; a missing Chromium is only logged. */
   start(): void {
@@ -140,6 +147,7 @@ export class ChromiumPool implements PdfRenderer {
     this.browser = null;
     this.idle.length = 0;
     if (browser) await withTimeout(browser.close(), 5_000).catch(() => undefined);
+    await this.driver.close();
   }
 
   /** Tests: the pool's state. */
@@ -232,8 +240,7 @@ export class ChromiumPool implements PdfRenderer {
     }
     this.launching = (async () => {
       try {
-        const { chromium } = await import('playwright-core');
-        const browser = await chromium.launch({ executablePath: this.options.executablePath, args: LAUNCH_ARGS, timeout: 30_000 });
+        const browser = await this.driver.launch({ executablePath: this.options.executablePath, args: LAUNCH_ARGS, timeout: 30_000 });
         this.generation++;
         // Every launch after the first replaces a browser that crashed, hung or exited.
         if (this.launches++ > 0) workQueueEvents().labels('pdf_render', 'restart').inc();

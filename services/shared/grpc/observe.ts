@@ -2,19 +2,25 @@
 // `connect()` (typed.ts): a count and a latency histogram by service, method and status code, and — with
 // tracing on — a span per call whose context travels in the call's metadata as W3C `traceparent`.
 import * as grpc from '@grpc/grpc-js';
-import { counter, histogram, PREFIX, secondsSince } from '../observability/metrics';
+import { counter, histogram, labelSets, PREFIX, secondsSince } from '../observability/metrics';
 import { Context, extractFrom, injectInto, markError, SpanKind, startSpan } from '../observability/tracing';
 
 const LABELS = ['grpc_service', 'grpc_method', 'grpc_code'] as const;
+const labelsOf = labelSets(LABELS);
 
-const server = () => ({
+const serverSeries = () => ({
   handled: counter(`${PREFIX}grpc_server_handled_total`, 'RPCs completed by this server, by service, method and status code.', LABELS),
   seconds: histogram(`${PREFIX}grpc_server_handling_seconds`, 'Time from receiving an RPC to answering it, by service, method and status code.', LABELS),
 });
-const client = () => ({
+const clientSeries = () => ({
   handled: counter(`${PREFIX}grpc_client_handled_total`, 'RPCs this process made, by service, method and status code (UNAVAILABLE: the peer was unreachable).', LABELS),
   seconds: histogram(`${PREFIX}grpc_client_handling_seconds`, 'Time from starting an RPC to its answer, by service, method and status code.', LABELS),
 });
+// Looked up on first use and kept: a registry lookup per call would cost more than the observation.
+let serverKept: ReturnType<typeof serverSeries> | undefined;
+let clientKept: ReturnType<typeof clientSeries> | undefined;
+const server = () => (serverKept ??= serverSeries());
+const client = () => (clientKept ??= clientSeries());
 
 const codeName = (code: grpc.status): string => grpc.status[code] ?? String(code);
 
@@ -46,8 +52,9 @@ export function observeServerCall(service: string, method: string, metadata: grp
     context: span?.context,
     done: (code) => {
       const name = codeName(code);
-      m.handled.labels(service, method, name).inc();
-      m.seconds.labels(service, method, name).observe(secondsSince(started));
+      const labels = labelsOf(service, method, name);
+      m.handled.inc(labels);
+      m.seconds.observe(labels, secondsSince(started));
       if (span) {
         span.span.setAttribute('rpc.grpc.status_code', code);
         if (code !== grpc.status.OK) markError(span.span, name);
@@ -70,8 +77,9 @@ export function observeClientCall(service: string, method: string, metadata: grp
     context: span?.context,
     done: (code) => {
       const name = codeName(code);
-      m.handled.labels(service, method, name).inc();
-      m.seconds.labels(service, method, name).observe(secondsSince(started));
+      const labels = labelsOf(service, method, name);
+      m.handled.inc(labels);
+      m.seconds.observe(labels, secondsSince(started));
       if (span) {
         span.span.setAttribute('rpc.grpc.status_code', code);
         if (code !== grpc.status.OK) markError(span.span, name);

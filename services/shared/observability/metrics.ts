@@ -45,5 +45,31 @@ export function gauge<L extends string>(
   return existing<client.Gauge<L>>(name) ?? new client.Gauge<L>({ name, help, labelNames, registers: [registry], ...(collect ? { collect } : {}) });
 }
 
+/**
+ * Label sets by their values, built once and reused: `series.inc(labels)` with a kept object spares
+ * prom-client's `labels(…)` (an argument check, an object and a bound function per call) on paths
+ * that observe every request. Only for labels of bounded cardinality (route templates, RPC methods,
+ * status codes), as every label must be.
+ */
+export function labelSets<L extends string>(names: readonly L[]): (...values: string[]) => Record<L, string> {
+  // One map level per label: lookups hash the (usually constant) value strings, never a joined key.
+  const root = new Map<string, unknown>();
+  return (...values) => {
+    let level = root;
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = level.get(values[i]) as Map<string, unknown> | undefined;
+      if (!next) level.set(values[i], (next = new Map()));
+      level = next;
+    }
+    const last = values[values.length - 1];
+    let labels = level.get(last) as Record<L, string> | undefined;
+    if (!labels) {
+      labels = Object.fromEntries(names.map((name, i) => [name, values[i]])) as Record<L, string>;
+      level.set(last, labels);
+    }
+    return labels;
+  };
+}
+
 /** Seconds since `startNs` (a process.hrtime.bigint()). */
 export const secondsSince = (startNs: bigint): number => Number(process.hrtime.bigint() - startNs) / 1e9;
