@@ -22,16 +22,16 @@ fi
 npm run build --silent
 case "$cmd" in
   test)
-    # The paths come before --selectProjects: that option takes every word after it as a project name (a
-    # path after it would select no file and the run would be every api and system file). The progress
+    # The paths come first: --selectProjects and --reporters take every word after them as a project or
+    # reporter name (a path after them would select no file: the run would be every api and system file). The progress
     # reporter prints each file and test as it finishes (the run takes tens of minutes); `test:cluster --
     # <jest args>` narrows it (e.g. `-- test/api/contacts`).
     paths=(test/api test/system/cluster-faults.test.ts test/system/cluster-engine-faults.test.ts)
     if [[ $# -gt 0 ]]; then paths=("$@"); fi
     started=$(date +%s)
     status=0
-    CLUSTER_ALL=1 SKIP_BUILD=1 npx jest --maxWorkers=1 --reporters=default --reporters=./test/support/progress-reporter.js \
-      "${paths[@]}" --selectProjects api-cluster system || status=$?
+    CLUSTER_ALL=1 SKIP_BUILD=1 npx jest "${paths[@]}" --maxWorkers=1 \
+      --reporters=default --reporters=./test/support/progress-reporter.js --selectProjects api-cluster system || status=$?
     echo "[test:cluster] finished in $(( $(date +%s) - started )) s"
     exit $status
     ;;

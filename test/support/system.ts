@@ -112,6 +112,17 @@ interface Proc {
   output(): string;
 }
 
+/**
+ * Every process a system started and that is still running. A system whose start outlived its hook's
+ * timeout is never handed to the test, so nothing stops it: its processes must not outlive the test run
+ * (they would hold the machine and keep jest from exiting), so they are killed when the test process
+ * exits and do not keep it alive.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
@@ -119,6 +130,11 @@ function startProcess(script: string, env: Record<string, string>, label: string
       env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    child.unref();
+    (child.stdout as unknown as { unref(): void }).unref();
+    (child.stderr as unknown as { unref(): void }).unref();
     let out = '';
     let err = '';
     const timer = setTimeout(() => {
