@@ -1,6 +1,6 @@
 // Spec §2 Expense, §4 Expenses (list, create, read, update, soft delete), §5 scopes, and the pagination
 // rules for expenses. Upload, the file download and retry_extraction are tested with the job machinery.
-import { Api, eventually } from '../support/api';
+import { Api, eventually, onEveryGateway } from '../support/api';
 import { createWorkspace, tokenFor, Workspace } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
 
@@ -520,15 +520,18 @@ describe('workspace gating', () => {
     const gated = await freshWorkspace();
     const created = await gated.api.post(gated.base, { expense: { note: 'before' } });
     await system.cli('plan', 'set', '--workspace', String(gated.ws.id), '--active', 'false');
-    await eventually(async () => {
-      const res = await gated.api.get(gated.base);
-      expect(res.status).toBe(402);
-      expect(res.body.error.code).toBe('subscription_inactive');
-    });
+    // Until every gateway has applied the change (each evicts its cache on the bus event on its own).
+    await eventually(() =>
+      onEveryGateway(system.baseUrls, gated.api, async (api) => {
+        const res = await api.get(gated.base);
+        expect(res.status).toBe(402);
+        expect(res.body.error.code).toBe('subscription_inactive');
+      }),
+    );
     expect((await gated.api.post(gated.base, {})).status).toBe(402);
     await system.cli('plan', 'set', '--workspace', String(gated.ws.id), '--active', 'true');
     await system.cli('workspace', 'suspend', '--workspace', String(gated.ws.id));
-    await eventually(async () => expect((await gated.api.post(gated.base, {})).status).toBe(403));
+    await eventually(() => onEveryGateway(system.baseUrls, gated.api, async (api) => expect((await api.post(gated.base, {})).status).toBe(403)));
     for (const res of [
       await gated.api.patch(`${gated.base}/${created.body.id}`, { expense: { note: 'x' } }),
       await gated.api.delete(`${gated.base}/${created.body.id}`),

@@ -1,5 +1,5 @@
 // Workspace resolution and subscription gating on /accounts/<account_id>/… (spec §5, §7).
-import { Api, eventually } from '../support/api';
+import { Api, eventually, onEveryGateway } from '../support/api';
 import { createWorkspace, tokenFor, Workspace } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
 
@@ -82,11 +82,14 @@ describe('suspended workspace', () => {
     const bank = await api.post(`/api/v1/accounts/${suspended.id}/bank_accounts`, { account_number: '123456789' }, { token: suspended.pat });
     await system.cli('workspace', 'suspend', '--workspace', String(suspended.id));
     const base = `/api/v1/accounts/${suspended.id}`;
-    await eventually(async () => {
-      const res = await api.post(`${base}/contacts`, contact, { token: suspended.pat });
-      expect(res.status).toBe(403);
-      expect(res.body.error.code).toBe('workspace_suspended');
-    });
+    // Until every gateway has applied the change (each evicts its cache on the bus event on its own).
+    await eventually(() =>
+      onEveryGateway(system.baseUrls, api.as(suspended.pat), async (gateway) => {
+        const res = await gateway.post(`${base}/contacts`, contact);
+        expect(res.status).toBe(403);
+        expect(res.body.error.code).toBe('workspace_suspended');
+      }),
+    );
     for (const res of [
       await api.patch(`${base}/contacts/${created.body.id}`, { name: 'x' }, { token: suspended.pat }),
       await api.delete(`${base}/contacts/${created.body.id}`, { token: suspended.pat }),

@@ -92,3 +92,13 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
     }
   }
 }
+
+/**
+ * Runs `check` once through each gateway (`baseUrls`: System.baseUrls), with `api`'s credential. For
+ * effects each gateway applies on its own — a cache evicted by a bus event reaches every gateway's cache
+ * separately — an `eventually` around it waits until every gateway shows the effect, so the requests
+ * after it see it whichever gateway the proxy picks (cluster mode: two gateways; else: one).
+ */
+export async function onEveryGateway(baseUrls: string[], api: Api, check: (api: Api) => Promise<unknown>): Promise<void> {
+  for (const url of baseUrls) await check(new Api(url, api.token));
+}

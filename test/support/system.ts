@@ -112,6 +112,17 @@ interface Proc {
   output(): string;
 }
 
+/**
+ * Every process a system started and that is still running. A system whose start outlived its hook's
+ * timeout is never handed to the test, so nothing stops it: its processes must not outlive the test run
+ * (they would hold the machine and keep jest from exiting), so they are killed when the test process
+ * exits and do not keep it alive.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
@@ -119,6 +130,11 @@ function startProcess(script: string, env: Record<string, string>, label: string
       env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    child.unref();
+    (child.stdout as unknown as { unref(): void }).unref();
+    (child.stderr as unknown as { unref(): void }).unref();
     let out = '';
     let err = '';
     const timer = setTimeout(() => {
@@ -142,6 +158,16 @@ function startProcess(script: string, env: Record<string, string>, label: string
       reject(new Error(`${label} exited with ${code}\n${out}\n${err}`));
     });
   });
+}
+
+/** Starts processes at once; if one fails, stops the others it started and fails with the first error. */
+async function startAll(starts: (() => Promise<Proc>)[]): Promise<Proc[]> {
+  const results = await Promise.allSettled(starts.map((start) => start()));
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  if (!failure) return started;
+  await Promise.all(started.map(stopProcess));
+  throw failure.reason;
 }
 
 const exited = (proc: Proc) => proc.child.exitCode !== null || proc.child.signalCode !== null;
@@ -223,17 +249,18 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
       services.clear();
       for (const module of serviceModules) {
         const peers = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
-        const replicas: Proc[] = [];
-        for (let r = 0; r < (options.replicas?.[module.name] ?? 1); r++) {
-          const label = r === 0 ? module.name : `${module.name} ${r}`;
-          const proc = await startProcess(
-            dist('deploy/distributed/main.js'),
-            { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(label)) },
-            label,
-          );
-          procs.push(proc);
-          replicas.push(proc);
-        }
+        // The replicas of a service start together, as a Deployment's pods do (and in half the time).
+        const replicas = await startAll(
+          Array.from({ length: options.replicas?.[module.name] ?? 1 }, (_, r) => async () => {
+            const label = r === 0 ? module.name : `${module.name} ${r}`;
+            return startProcess(
+              dist('deploy/distributed/main.js'),
+              { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(label)) },
+              label,
+            );
+          }),
+        );
+        procs.push(...replicas);
         services.set(module.name, replicas);
         // One target naming every replica: the callers' round_robin channel spreads calls over them.
         addresses[module.name] = replicas.length === 1 ? `127.0.0.1:${replicas[0].port}` : `ipv4:${replicas.map((p) => `127.0.0.1:${p.port}`).join(',')}`;
@@ -241,16 +268,16 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
         if (replicas[0].adminPort) adminEnv[`${module.name.toUpperCase()}_ADMIN_ADDR`] = `127.0.0.1:${replicas[0].adminPort}`;
       }
       const addrEnv = Object.fromEntries(Object.entries(addresses).map(([n, a]) => [`${n.toUpperCase()}_ADDR`, a]));
-      gateways = [];
-      for (let i = 0; i < (options.gateways ?? 1); i++) {
-        const gateway = await startProcess(
-          dist('deploy/distributed/main.js'),
-          { ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0', ...(await metricsEnv(`gateway ${i}`)) },
-          `gateway ${i}`,
-        );
-        procs.push(gateway);
-        gateways.push(gateway);
-      }
+      gateways = await startAll(
+        Array.from({ length: options.gateways ?? 1 }, (_, i) => async () =>
+          startProcess(
+            dist('deploy/distributed/main.js'),
+            { ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0', ...(await metricsEnv(`gateway ${i}`)) },
+            `gateway ${i}`,
+          ),
+        ),
+      );
+      procs.push(...gateways);
       baseUrls = gateways.map((g) => `http://127.0.0.1:${g.port}`);
       cliEnv = { ...addrEnv, ...adminEnv, ...tlsEnv('admin') };
       if (options.proxy) {

@@ -14,7 +14,7 @@ let system: System;
 let ws: DocsWorkspace;
 
 beforeAll(async () => {
-  system = await startSystem(clusterDefaults({ env: { RATE_LIMIT_GENERAL: String(RATE_LIMIT), RATE_LIMIT_WINDOW_MS: '600000' } }));
+  system = await startSystem(clusterDefaults({ metrics: true, env: { RATE_LIMIT_GENERAL: String(RATE_LIMIT), RATE_LIMIT_WINDOW_MS: '600000' } }));
   ws = await docsWorkspace(system);
 }, 300_000);
 afterAll(() => system?.stop());
@@ -32,6 +32,55 @@ async function withRetries(send: () => Promise<ApiResponse>, attempts = 20): Pro
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt)); // backoff between a client's retries
   }
 }
+
+/** RPCs of `service` (e.g. `invoicing.documents.`) one process has answered: its grpc_server_handled_total. */
+async function rpcsServed(label: string, service: string): Promise<number> {
+  const text = await (await fetch(system.metricsUrls[label])).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('invoicing_grpc_server_handled_total{') && l.includes(`grpc_service="${service}`))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+describe('load spread over the replicas (before any fault)', () => {
+  it('requests through the proxy reach both gateways, both documents replicas and both expenses replicas', async () => {
+    const N = 20;
+    const replicas = ['documents', 'documents 1', 'expenses', 'expenses 1'];
+    const serviceOf = (label: string) => `invoicing.${label.split(' ')[0]}.`;
+    const before = await Promise.all(replicas.map((r) => rpcsServed(r, serviceOf(r))));
+    const forwardedBefore = system.baseUrls.map((url) => system.proxy!.forwarded.get(Number(new URL(url).port)) ?? 0);
+    const api = new Api(system.baseUrl, await tokenFor(system, 'pat', ws.ownerEmail, 'all'));
+    for (let i = 0; i < N; i++) {
+      expect((await api.get(`${ws.base}/invoices`)).status).toBe(200);
+      expect((await api.get(`${ws.base}/expenses`)).status).toBe(200);
+    }
+    const forwarded = system.baseUrls.map((url, i) => (system.proxy!.forwarded.get(Number(new URL(url).port)) ?? 0) - forwardedBefore[i]);
+    expect(forwarded).toEqual([N, N]); // the proxy alternates: each gateway got half of the 2N
+    const served = (await Promise.all(replicas.map((r) => rpcsServed(r, serviceOf(r))))).map((n, i) => n - before[i]);
+    // Each gateway's round_robin channel alternates its replicas: about N/2 each (a request may make more than one RPC).
+    for (const n of served) expect(n).toBeGreaterThanOrEqual(N / 4);
+  }, 60_000);
+
+  it('the gateways share idempotency and rate-limit state (Redis): a key replays and the budget counts on the other gateway', async () => {
+    const token = await tokenFor(system, 'pat', ws.ownerEmail, 'all');
+    const [first, second] = system.baseUrls.map((url) => new Api(url, token));
+    const key = randomUUID();
+    const body = { name: 'Shared edge state', invoice_account: { name: 'Shared edge state s.r.o.' } };
+    const created = await first.post(`${ws.base}/contacts`, body, { headers: { 'idempotency-key': key } });
+    expect(created.status).toBe(201);
+    const replayed = await second.post(`${ws.base}/contacts`, body, { headers: { 'idempotency-key': key } });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body.id).toBe(created.body.id);
+    // A fresh credential: its budget is counted from zero, alternately by each gateway.
+    const fresh = await tokenFor(system, 'pat', ws.ownerEmail, 'all');
+    const remaining: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await [first, second][i % 2].get(`${ws.base}/contacts`, { token: fresh });
+      remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
+    }
+    expect(remaining).toEqual([RATE_LIMIT - 1, RATE_LIMIT - 2, RATE_LIMIT - 3, RATE_LIMIT - 4]);
+  }, 60_000);
+});
 
 describe('kill -9 of a documents replica during creates and issues', () => {
   it('loses no acknowledged write, duplicates none and leaves no gap in invoice numbers', async () => {
