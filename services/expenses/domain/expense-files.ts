@@ -21,8 +21,7 @@ import { FileInspector, UploadType } from '../ports/file-inspector';
 import { Clock } from '../ports/suppliers';
 import { checkRetry, retried, uploaded } from './extraction-job';
 import { ExtractionQuota } from './extraction-quota';
-import { composeFields } from './fields';
-import { searchTextOf, sortDateOf } from './listing';
+import { newExpense } from './new-expense';
 
 export const EXTRACTION_REQUESTED = 'expenses.extraction.requested';
 
@@ -149,29 +148,11 @@ export class ExpenseFiles {
   }
 
   private newRecord(tenant: Tenant, id: number, file: ExpenseFileData, metered: boolean, now: Date, token?: IdempotencyToken): ExpenseRecord {
-    const at = now.toISOString();
-    const record: ExpenseRecord = {
-      id,
-      version: 0,
-      account_id: tenant.account_id,
-      livemode: tenant.livemode,
-      supplier_id: null,
-      supplier_contact_name: null,
-      supplier: null,
-      ...composeFields(null, {}),
-      iban: null,
-      bic: null,
+    return newExpense({ id, account_id: tenant.account_id, livemode: tenant.livemode }, now.toISOString(), {
       ...uploaded(randomUUID(), metered, now),
       file,
-      confidence: {},
-      sort_date: '',
-      search_text: '',
-      created_at: at,
-      updated_at: at,
-      deleted: null,
       ...createdUnder(token),
-    };
-    return { ...record, sort_date: sortDateOf(record.issue_date), search_text: searchTextOf(record) };
+    });
   }
 
   /** The expense's file for download: 404 for a missing expense and for an expense without (or with a lost) file. */

@@ -9,7 +9,8 @@ import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
 import { Clock, InlineSupplier, SupplierContact, Suppliers } from '../ports/suppliers';
 import { composeFields, ExpenseInput } from './fields';
-import { ListFilters, mergeInOrder, searchTextOf, sortDateOf } from './listing';
+import { newExpense, withDerived } from './new-expense';
+import { ListFilters, mergeInOrder } from './listing';
 
 export type ExpenseView = ExpenseRecord;
 
@@ -28,11 +29,6 @@ const pendingSupplierKey = (expenseId: number, version: number) => `expense-${ex
 export interface ExpensesHooks {
   /** After the contacts service created (or answered) the inline supplier, before the expense links it. */
   afterSupplierCreated?(expenseId: number, contactId: number): Promise<void>;
-}
-
-/** The derived fields that follow the stored ones. */
-function withDerived(r: ExpenseRecord): ExpenseRecord {
-  return { ...r, sort_date: sortDateOf(r.issue_date), search_text: searchTextOf(r) };
 }
 
 export class Expenses {
@@ -74,28 +70,10 @@ export class Expenses {
       }
       const supplier = inline ? await this.suppliers.create(tenant, inline, supplierToken(token)) : await this.linkable(tenant, input.supplier_id);
       const id = await this.store.nextId('expenses.expense');
-      const at = this.now();
-      const record: ExpenseRecord = withDerived({
-        id,
-        version: 0,
-        account_id: tenant.account_id,
-        livemode: tenant.livemode,
+      const record = newExpense({ id, account_id: tenant.account_id, livemode: tenant.livemode }, this.now(), {
         supplier_id: supplier?.id ?? null,
         supplier_contact_name: supplier?.name ?? null,
-        supplier: null,
         ...fields,
-        iban: null,
-        bic: null,
-        extraction_status: 'manual',
-        job_id: null,
-        rejected_job_id: null,
-        file: null,
-        confidence: {},
-        sort_date: '',
-        search_text: '',
-        created_at: at,
-        updated_at: at,
-        deleted: null,
         ...createdUnder(token),
       });
       return this.store.expenses.insert(record);

@@ -16,8 +16,7 @@ import type { BlobStore } from '../../shared/blobs/port';
 import { DuplicateId, mutate } from '../../shared/store/port';
 import { ExpenseRecord, ExpensesStore, PendingUploadRecord } from '../ports/expenses-store';
 import { Clock } from '../ports/suppliers';
-import { composeFields } from './fields';
-import { sortDateOf } from './listing';
+import { newExpense } from './new-expense';
 
 export interface SweepOptions {
   /** An upload pending longer than this is abandoned (EXPENSE_UPLOAD_GRACE_MS). */
@@ -35,27 +34,8 @@ const BATCH = 100;
 
 /** The deleted placeholder that claims an abandoned upload's expense id (never listed, read as 404). */
 function placeholder(upload: PendingUploadRecord, at: string): Omit<ExpenseRecord, 'version'> {
-  return {
-    id: upload.id,
-    account_id: upload.account_id,
-    livemode: upload.livemode,
-    supplier_id: null,
-    supplier_contact_name: null,
-    supplier: null,
-    ...composeFields(null, {}),
-    iban: null,
-    bic: null,
-    extraction_status: 'manual',
-    job_id: null,
-    rejected_job_id: null,
-    file: null,
-    confidence: {},
-    sort_date: sortDateOf(null),
-    search_text: '',
-    created_at: at,
-    updated_at: at,
-    deleted: at,
-  };
+  const { version: _unversioned, ...record } = newExpense({ id: upload.id, account_id: upload.account_id, livemode: upload.livemode }, at, { deleted: at });
+  return record;
 }
 
 export class UploadSweeper {
