@@ -16,7 +16,7 @@ import { RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy';
 // The repository root, whether this runs from test/support (jest) or dist/test/support (the cluster launcher).
 const above = path.resolve(__dirname, '../..');
 const root = path.basename(above) === 'dist' ? path.dirname(above) : above;
-const dist = (file: string) => path.join(root, 'dist', file);
+export const dist = (file: string) => path.join(root, 'dist', file);
 
 export type Mode = 'embedded' | 'distributed';
 
@@ -104,7 +104,7 @@ function freePort(): Promise<number> {
   });
 }
 
-interface Proc {
+export interface Proc {
   child: ChildProcess;
   port: number;
   /** The admin port a service process reported, if it has admin services. */
@@ -119,11 +119,13 @@ interface Proc {
  * exits and do not keep it alive.
  */
 const running = new Set<ChildProcess>();
+const READY_TIMEOUT_MS = 180_000;
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
+/** Starts a service process and resolves when it prints its ready line (also for tests' own replicas). */
+export function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
       // Metrics off unless asked for: many systems share this machine, and 9464 only once.
@@ -137,10 +139,11 @@ function startProcess(script: string, env: Record<string, string>, label: string
     (child.stderr as unknown as { unref(): void }).unref();
     let out = '';
     let err = '';
+    // Bounded, with room for a loaded 2-core CI machine starting a dozen processes at once.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${label} did not become ready in 60 s\n${out}\n${err}`));
-    }, 60_000);
+      reject(new Error(`${label} did not become ready in ${READY_TIMEOUT_MS / 1000} s\n${out}\n${err}`));
+    }, READY_TIMEOUT_MS);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const line = out.split('\n').find((l) => l.startsWith('{"ready"'));

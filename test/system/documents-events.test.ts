@@ -4,7 +4,7 @@
 // documents-service processes issuing concurrently. Embedded mode: the in-process relay drains.
 // Runs once (jest project `system`), each part in the mode it is about.
 import Database from 'better-sqlite3';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -18,7 +18,7 @@ import { connect } from '../../services/shared/grpc/typed';
 import { eventually } from '../support/api';
 import { runEnginesScript, startEngine, stopEngine } from '../support/engines';
 import { isolatedMongoUrl, realEngineEnv } from '../support/real-engines';
-import { startSystem, System } from '../support/system';
+import { dist, startProcess, startSystem, System } from '../support/system';
 import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
 
 let system: System;
@@ -145,36 +145,21 @@ describe('events on Kafka', () => {
 });
 
 /** A second documents-service process on the same database: a replica. */
-function startReplica(): Promise<{ child: ChildProcess; address: string }> {
+async function startReplica(): Promise<{ child: ChildProcess; address: string }> {
   const env = {
-    ...process.env,
     ...realEngineEnv(),
     MONGO_URL: mongoUrl,
     KAFKA_BROKERS: broker,
     SERVICE: 'documents',
     GRPC_PORT: '0',
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'error',
     IDENTITY_ADDR: system.cliEnv.IDENTITY_ADDR,
     CONTACTS_ADDR: system.cliEnv.CONTACTS_ADDR,
     JWT_SECRET: randomBytes(32).toString('base64url'),
     CURSOR_SECRET: randomBytes(32).toString('base64url'),
     URL_SECRET: randomBytes(32).toString('base64url'),
   };
-  const child = spawn(process.execPath, [path.resolve(__dirname, '../../dist/deploy/distributed/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`replica not ready: ${out}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const ready = out.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (ready) {
-        clearTimeout(timer);
-        resolve({ child, address: `127.0.0.1:${JSON.parse(ready).port}` });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`replica exited with ${code}: ${out}`)));
-  });
+  const { child, port } = await startProcess(dist('deploy/distributed/main.js'), env, 'documents replica');
+  return { child, address: `127.0.0.1:${port}` };
 }
 
 describe('two documents-service processes', () => {

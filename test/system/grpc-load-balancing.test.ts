@@ -6,18 +6,14 @@
 //
 // Each replica sits behind a small TCP relay that counts the HTTP/2 HEADERS frames the client opens
 // streams with: the number of requests that reached that replica, observed from outside.
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
 import { ContactsServiceService } from '../../gen/invoicing/contacts/v1/contacts';
 import { connect } from '../../services/shared/grpc/typed';
 import { isolatedMongoUrl, realEngineEnv } from '../support/real-engines';
+import { dist, Proc, startProcess } from '../support/system';
 
-interface Replica {
-  child: ChildProcess;
-  port: number;
-}
+type Replica = Pick<Proc, 'child' | 'port'>;
 
 interface CountingRelay {
   port: number;
@@ -28,37 +24,16 @@ interface CountingRelay {
 
 const engines = realEngineEnv();
 const env = {
-  ...process.env,
   ...engines,
   MONGO_URL: isolatedMongoUrl(engines.MONGO_URL, `inv_lb_${randomBytes(6).toString('hex')}`),
   SERVICE: 'contacts',
   GRPC_PORT: '0',
-  NODE_ENV: 'test',
-  LOG_LEVEL: 'error',
   JWT_SECRET: randomBytes(32).toString('base64url'),
   CURSOR_SECRET: randomBytes(32).toString('base64url'),
   URL_SECRET: randomBytes(32).toString('base64url'),
 };
 
-function startReplica(): Promise<Replica> {
-  const child = spawn(process.execPath, [path.resolve(__dirname, '../../dist/deploy/distributed/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`replica not ready: ${out}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const ready = out.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (ready) {
-        clearTimeout(timer);
-        resolve({ child, port: JSON.parse(ready).port });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.once('exit', (code) => reject(new Error(`replica exited with ${code}: ${out}`)));
-  });
-}
+const startReplica = (): Promise<Replica> => startProcess(dist('deploy/distributed/main.js'), env, 'contacts replica');
 
 const PREFACE_BYTES = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 const HEADERS_FRAME = 0x1;
