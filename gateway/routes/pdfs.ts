@@ -19,6 +19,8 @@ export const pdfRoutes: RouteSpec[] = KINDS.map((kind) => ({
   path: `/accounts/:account_id/${kind.segment}/:id/pdf`,
   operationId: `get${kind.singular}Pdf`,
   scope: ['read', kind.segment],
+  // Revalidated (If-None-Match → 304) far more often than anything else is read.
+  lean: true,
   handle: async (ctx, { rendering }) => {
     const res = await rendering.renderDocumentPdf(
       {

@@ -40,6 +40,11 @@ export interface RouteSpec {
    * stream, its file spooled; the handler finds it in ctx.upload.
    */
   upload?: boolean;
+  /**
+   * A GET that the gateway also dispatches through its lean lane (gateway/http/lean-lane.ts): the same
+   * steps without express's routing. For the hottest reads only (PDF downloads and their 304s).
+   */
+  lean?: boolean;
   handle(ctx: RequestContext, clients: GatewayClients): Promise<RouteResult>;
 }
 

@@ -264,6 +264,59 @@ describe('PDF access, errors and limits', () => {
   });
 });
 
+describe('PDF routes through the gateway\'s lean lane: the same edge as every other request', () => {
+  // A credential of its own per test: these requests would otherwise spend the suite's PDF budget (30/min).
+  let token: string;
+  beforeEach(async () => {
+    token = await tokenFor(system, 'pat', ws.ownerEmail, 'read:invoices');
+  });
+  const raw = (suffix: string, init: RequestInit = {}) =>
+    fetch(`${system.baseUrl}${suffix}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) } });
+
+  it('echoes an inbound X-Request-Id, and puts it in an error body', async () => {
+    const inv = await issued();
+    const mine = `req-lean-${randomBytes(6).toString('hex')}`;
+    expect((await raw(`${ws.base}/invoices/${inv.id}/pdf`, { headers: { 'x-request-id': mine } })).headers.get('x-request-id')).toBe(mine);
+    const missing = await api.get(`${ws.base}/invoices/99999998/pdf`, { token, headers: { 'x-request-id': mine } });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.request_id).toBe(mine);
+  });
+
+  it('answers every spelling express routes alike: case, trailing slash, query string, HEAD', async () => {
+    const inv = await issued();
+    const route = `/api/v1/accounts/${ws.id}/invoices/${inv.id}/pdf`;
+    const etag = (await raw(route)).headers.get('etag')!;
+    for (const spelling of [route.toUpperCase(), `${route}/`, `${route}?disposition=inline`]) {
+      const res = await raw(spelling, { headers: { 'if-none-match': etag } });
+      expect({ spelling, status: res.status, etag: res.headers.get('etag') }).toEqual({ spelling, status: 304, etag });
+    }
+    const inline = await raw(`${route}/?disposition=inline`);
+    expect(inline.headers.get('content-disposition')).toMatch(/^inline; /);
+    const head = await raw(route, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBe(etag);
+  });
+
+  it('a parameter that is not valid percent-encoding is a 400, a non-numeric id a 404 — never a 500', async () => {
+    const bad = await raw(`/api/v1/accounts/${ws.id}/invoices/%E0%A4%A/pdf`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    for (const id of ['abc', '0', '1%2F2', '99999999999999999999']) {
+      const res = await raw(`/api/v1/accounts/${ws.id}/invoices/${id}/pdf`);
+      expect({ id, status: res.status }).toEqual({ id, status: 404 });
+    }
+  });
+
+  it('without a credential: 401, charged to the client address (X-RateLimit-* headers), with a request id', async () => {
+    const inv = await issued();
+    const res = await fetch(`${system.baseUrl}/api/v1/accounts/${ws.id}/invoices/${inv.id}/pdf`);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('missing_credentials');
+    expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    expect(res.headers.get('x-request-id')).toMatch(/\S/);
+  });
+});
+
 describe('GET credit_notes, proformas and quotes /<id>/pdf (extension)', () => {
   it('renders each document type with its own title and scope', async () => {
     const inv = await issued();

@@ -11,6 +11,7 @@ import { Mode, startSystem, System } from '../support/system';
 
 const ISSUE_ROUTE = '/api/v1/accounts/:account_id/invoices/:id/issue';
 const INVOICE_ROUTE = '/api/v1/accounts/:account_id/invoices/:id';
+const PDF_ROUTE = '/api/v1/accounts/:account_id/invoices/:id/pdf';
 const SPAN_KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 
 async function scrape(url: string): Promise<string> {
@@ -167,6 +168,44 @@ describe.each<Mode>(['embedded', 'distributed'])('observability (%s mode)', (mod
         expect(spans.rpcServer.service).toBe('invoicing-documents');
         expect(spans.consume.service).toBe('invoicing-rendering');
       }
+    });
+  });
+
+  describe('PDF revalidation (the gateway\'s lean lane)', () => {
+    it('is counted, timed, logged and traced like any request: route template, status 304, the pdf budget, the rendering call', async () => {
+      const created = await createInvoice();
+      expect((await ws.api.post(`${ws.base}/invoices/${created.body.id}/issue`)).status).toBe(200);
+      const first = await ws.api.get(`${ws.base}/invoices/${created.body.id}/pdf`);
+      expect(first.status).toBe(200);
+      const traceId = randomBytes(16).toString('hex');
+      const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+      const revalidated = await ws.api.get(`${ws.base}/invoices/${created.body.id}/pdf`, { headers: { 'if-none-match': first.headers.get('etag')!, traceparent } });
+      expect(revalidated.status).toBe(304);
+      const requestId = revalidated.headers.get('x-request-id');
+      const text = await scrape(gatewayMetrics());
+      expect(sample(text, 'invoicing_http_requests_total', { method: 'GET', route: PDF_ROUTE, status: '304' })).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'invoicing_http_request_duration_seconds_count', { method: 'GET', route: PDF_ROUTE, status: '200' })).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'invoicing_rate_limit_decisions_total', { bucket: 'pdf', outcome: 'allowed' })).toBeGreaterThanOrEqual(2);
+      expect(sample(text, 'invoicing_grpc_client_handled_total', { grpc_service: 'invoicing.rendering.v1.RenderingService', grpc_code: 'OK' })).toBeGreaterThanOrEqual(2);
+      const logged = await eventually(async () => {
+        const found = system
+          .output()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l))
+          .find((entry) => entry.msg === 'request' && entry.request_id === requestId);
+        expect(found).toBeDefined();
+        return found;
+      });
+      expect(logged).toMatchObject({ method: 'GET', route: PDF_ROUTE, status: 304, account_id: ws.id });
+      await eventually(async () => {
+        const ofTrace = otlp.spans.filter((span) => span.traceId === traceId);
+        const http = ofTrace.find((span) => span.kind === SPAN_KIND.SERVER && span.attributes['http.route'] === PDF_ROUTE);
+        expect(http).toBeDefined();
+        expect(http!.parentSpanId).toBe(traceparent.split('-')[2]);
+        const rpc = ofTrace.find((span) => span.kind === SPAN_KIND.CLIENT && span.name.startsWith('invoicing.rendering.v1.RenderingService/'));
+        expect(rpc?.parentSpanId).toBe(http!.spanId);
+      }, 30_000);
     });
   });
 
