@@ -1,7 +1,8 @@
 // When and how long the client waits before trying a request again (Stripe's clients are the model).
 // Retried: no answer (connection refused or reset, timeout), 429 and 503 (after Retry-After), 409 for
-// a request still running under the same Idempotency-Key or a write that lost a race, and 502/504 from
-// a proxy in front of the API. Every POST carries an Idempotency-Key, so a retried POST takes effect once.
+// a request still running under the same Idempotency-Key or a write that lost a race, 504 (the API's
+// gateway_timeout: a service did not answer in time) and 502/504 from a proxy in front of the API.
+// Every POST carries an Idempotency-Key, so a retried POST takes effect once.
 
 export interface RetryPolicy {
   maxRetries: number;

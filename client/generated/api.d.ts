@@ -1908,7 +1908,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Malformed request (invalid JSON, malformed Idempotency-Key). */
+        /** @description Malformed request — `malformed_json` (a body that is not a JSON object or array), `invalid_idempotency_key`, `bad_request` (a body shorter than its Content-Length, or a path that is not valid percent-encoding, e.g. `%zz`). */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2063,6 +2063,40 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The record kept changing under this write (`concurrent_modification`: every one of its
+         *     compare-and-set attempts lost to another write) or a value it names changed meanwhile
+         *     (`supplier_changed`). Nothing was written; retry the request.
+         */
+        WriteConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description A service did not answer within the gateway's deadline (10 s; 60 s for PDFs and files):
+         *     `gateway_timeout`. The request may or may not have taken effect — retry it (a POST with the same
+         *     Idempotency-Key, so it takes effect once).
+         */
+        GatewayTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Any other error. */
         Error: {
             headers: {
@@ -2110,6 +2144,7 @@ export interface components {
          *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
          *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
          *     keep it under.
+         * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
          */
         IdempotencyKey: string;
         /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
@@ -2127,28 +2162,56 @@ export interface components {
          * @description The request's id, on every response (also in every error body as `request_id`): quote it when
          *     reporting a problem. A client may send its own (8–128 characters of `A-Za-z0-9._:-`) to correlate
          *     logs; anything else is replaced by a generated one.
+         * @example req_4f1c2a9b7d3e5f60000000000000002a
          */
         "X-Request-Id": string;
-        /** @description Requests allowed per window (60 s) for this credential and operation class. */
+        /**
+         * @description Requests allowed per window (60 s) for this credential and operation class. Absent (with the
+         *     other X-RateLimit-* headers) in the rare moments the limiter's shared state is unreachable:
+         *     requests then pass unlimited rather than fail.
+         * @example 300
+         */
         "X-RateLimit-Limit": number;
-        /** @description Requests left in the current window. */
+        /**
+         * @description Requests left in the current window.
+         * @example 287
+         */
         "X-RateLimit-Remaining": number;
-        /** @description Seconds until the current window ends and the budget is full again. */
+        /**
+         * @description Seconds until the current window ends and the budget is full again.
+         * @example 42
+         */
         "X-RateLimit-Reset": number;
-        /** @description Seconds to wait before retrying (on 429, equal to X-RateLimit-Reset; on 503, the service's estimate). */
+        /**
+         * @description Seconds to wait before retrying (on 429, equal to X-RateLimit-Reset; on 503, the service's estimate).
+         * @example 12
+         */
         "Retry-After": number;
-        /** @description `true` when this is the kept response of an earlier request with the same Idempotency-Key. */
+        /**
+         * @description `true` when this is the kept response of an earlier request with the same Idempotency-Key.
+         * @example true
+         */
         "Idempotent-Replayed": "true";
-        /** @description On a replay, the request id (X-Request-Id) of the request that produced the response. */
+        /**
+         * @description On a replay, the request id (X-Request-Id) of the request that produced the response.
+         * @example req_4f1c2a9b7d3e5f600000000000000017
+         */
         "X-Original-Request-Id": string;
-        /** @description Strong entity tag of the PDF (quoted); changes whenever anything printed changes. */
+        /**
+         * @description Strong entity tag of the PDF (quoted); changes whenever anything printed changes.
+         * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+         */
         PdfETag: string;
-        /** @description `private, no-cache`: a client may keep the PDF but revalidates it with If-None-Match. */
+        /**
+         * @description `private, no-cache`: a client may keep the PDF but revalidates it with If-None-Match.
+         * @example private, no-cache
+         */
         PdfCacheControl: string;
         /**
          * @description `attachment` (default) or `inline` (`?disposition=inline`), with `filename="…"` in ASCII and,
          *     when the name has other characters, `filename*=UTF-8''…` (RFC 6266 / RFC 8187), e.g.
          *     `attachment; filename="Faktura 2026000001.pdf"; filename*=UTF-8''Fakt%C3%BAra%202026000001.pdf`.
+         * @example attachment; filename="Invoice 2026000001.pdf"
          */
         PdfContentDisposition: string;
     };
@@ -2189,6 +2252,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -2196,6 +2260,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2214,6 +2279,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2260,6 +2326,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2290,12 +2357,14 @@ export interface operations {
                     "application/json": components["schemas"]["Contact"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2324,12 +2393,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2373,11 +2445,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2413,6 +2487,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -2420,6 +2495,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2438,6 +2514,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2479,6 +2556,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2509,12 +2587,14 @@ export interface operations {
                     "application/json": components["schemas"]["BankAccount"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2543,12 +2623,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2588,11 +2671,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2626,6 +2711,7 @@ export interface operations {
                     "application/json": components["schemas"]["InvoiceList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -2633,6 +2719,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2651,6 +2738,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2692,6 +2780,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2722,12 +2811,14 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2756,13 +2847,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2802,11 +2896,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2840,6 +2936,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreditNoteList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -2847,6 +2944,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2865,6 +2963,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2906,6 +3005,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2936,12 +3036,14 @@ export interface operations {
                     "application/json": components["schemas"]["CreditNote"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -2970,13 +3072,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3016,11 +3121,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3054,6 +3161,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProformaList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -3061,6 +3169,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3079,6 +3188,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3120,6 +3230,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3150,12 +3261,14 @@ export interface operations {
                     "application/json": components["schemas"]["Proforma"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3184,13 +3297,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3230,11 +3346,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3268,6 +3386,7 @@ export interface operations {
                     "application/json": components["schemas"]["QuoteList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -3275,6 +3394,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3293,6 +3413,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3334,6 +3455,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3364,12 +3486,14 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3398,13 +3522,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3444,11 +3571,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3467,6 +3596,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3506,6 +3636,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3524,6 +3655,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3567,6 +3699,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3585,6 +3718,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3624,6 +3758,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3642,6 +3777,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3681,6 +3817,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3699,6 +3836,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3738,6 +3876,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3756,6 +3895,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3795,6 +3935,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3813,6 +3954,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3852,6 +3994,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3870,6 +4013,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3909,6 +4053,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3927,6 +4072,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3966,6 +4112,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -3984,6 +4131,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4023,6 +4171,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4041,6 +4190,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4139,6 +4289,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4162,9 +4313,18 @@ export interface operations {
             /** @description The file. */
             200: {
                 headers: {
-                    /** @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187). */
+                    /**
+                     * @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187).
+                     * @example attachment; filename="receipt.pdf"
+                     */
                     "Content-Disposition"?: string;
+                    /** @example 48213 */
                     "Content-Length"?: number;
+                    /**
+                     * @description `private, no-cache`.
+                     * @example private, no-cache
+                     */
+                    "Cache-Control"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4178,12 +4338,14 @@ export interface operations {
                     "image/gif": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4202,6 +4364,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4241,6 +4404,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4280,6 +4444,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
@@ -4287,6 +4452,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4305,6 +4471,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4346,6 +4513,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4376,12 +4544,14 @@ export interface operations {
                     "application/json": components["schemas"]["Expense"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4410,12 +4580,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4455,11 +4628,13 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4478,6 +4653,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4520,6 +4696,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4538,6 +4715,7 @@ export interface operations {
                  *     printable ASCII characters, not starting or ending with a space (a UUID v4 is recommended);
                  *     anything else → 400 `invalid_idempotency_key`. Ignored by sign_in, which has no credential to
                  *     keep it under.
+                 * @example 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4567,6 +4745,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4598,6 +4777,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4627,6 +4807,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4655,11 +4836,13 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4692,11 +4875,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WriteConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4707,7 +4892,10 @@ export interface operations {
                 disposition?: string;
             };
             header?: {
-                /** @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body. */
+                /**
+                 * @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body.
+                 * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+                 */
                 "If-None-Match"?: string;
             };
             path: {
@@ -4749,12 +4937,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["RendererUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4765,7 +4955,10 @@ export interface operations {
                 disposition?: string;
             };
             header?: {
-                /** @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body. */
+                /**
+                 * @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body.
+                 * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+                 */
                 "If-None-Match"?: string;
             };
             path: {
@@ -4807,12 +5000,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["RendererUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4823,7 +5018,10 @@ export interface operations {
                 disposition?: string;
             };
             header?: {
-                /** @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body. */
+                /**
+                 * @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body.
+                 * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+                 */
                 "If-None-Match"?: string;
             };
             path: {
@@ -4865,12 +5063,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["RendererUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };
@@ -4881,7 +5081,10 @@ export interface operations {
                 disposition?: string;
             };
             header?: {
-                /** @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body. */
+                /**
+                 * @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body.
+                 * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+                 */
                 "If-None-Match"?: string;
             };
             path: {
@@ -4923,12 +5126,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["RendererUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
             default: components["responses"]["Error"];
         };
     };

@@ -8,11 +8,14 @@ How it finds the running system:
                         DOCUMENTS_ADMIN_ADDR  documents' admin port, host:port (workspace document-settings)
                         CONTACTS_ADDR         contacts service, host:port (contact suspend, cash-register create)
                         GRPC_TLS_DIR          under mTLS: tls.crt, tls.key, ca.crt of the \`admin\` identity
+                        (DOCUMENTS_ADDR, IDENTITY_ADDR: the services' API ports, not used by the CLI —
+                        it reaches identity and documents on their admin ports only)
 
 Output:
   Every command prints one JSON object on stdout and exits 0. A failure prints one line on stderr
   ("invoicing: <message>") and exits 1 (2 for a usage error); with --json that line is
-  {"error":{"code","message"}}.
+  {"error":{"code","message"}}. Codes: the system's refusal (e.g. email_taken), unreachable (an address
+  where nothing answers), no_running_system, address_not_set, or the usage mistake (unknown_option, …).
 
 Passwords are never needed on the command line: "user create" prompts for one on a terminal, or
 reads it from standard input with --password-stdin (printf '%s' "$PASSWORD" | invoicing user create …).

@@ -4,6 +4,7 @@
 // certificate in GRPC_TLS_DIR (identity `admin`). Prints one JSON object on stdout; exits non-zero with a
 // one-line message on failure (JSON with --json). `invoicing --help` documents every command and the
 // environment (help.ts).
+import { status } from '@grpc/grpc-js';
 import { Command, CommanderError } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,22 +20,37 @@ import { ENVIRONMENT_HELP } from './help';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
 import { readNewPassword } from './password';
 
+type Peer = 'identityAdmin' | 'documentsAdmin' | 'contacts';
+
 interface Addresses {
   identityAdmin: string;
   documentsAdmin: string;
   contacts: string;
+  /** Where they were read: 'environment', or the runtime.json path. */
+  source: string;
 }
+
+const PEERS: Record<Peer, { env: string; what: string; needs: string }> = {
+  identityAdmin: { env: 'IDENTITY_ADMIN_ADDR', what: "identity's admin port", needs: 'users, workspaces, plans, tokens' },
+  documentsAdmin: { env: 'DOCUMENTS_ADMIN_ADDR', what: "documents' admin port", needs: 'workspace document-settings' },
+  contacts: { env: 'CONTACTS_ADDR', what: 'the contacts service', needs: 'contact suspend, cash-register create' },
+};
 
 function addresses(): Addresses {
   if (process.env.IDENTITY_ADMIN_ADDR) {
-    return { identityAdmin: process.env.IDENTITY_ADMIN_ADDR, documentsAdmin: process.env.DOCUMENTS_ADMIN_ADDR ?? '', contacts: process.env.CONTACTS_ADDR ?? '' };
+    return {
+      identityAdmin: process.env.IDENTITY_ADMIN_ADDR,
+      documentsAdmin: process.env.DOCUMENTS_ADMIN_ADDR ?? '',
+      contacts: process.env.CONTACTS_ADDR ?? '',
+      source: 'environment',
+    };
   }
   // The embedded system listens on loopback without TLS, whatever GRPC_TLS_DIR this shell has.
   usePlaintextMesh();
   const dataDir = path.resolve(process.env.DATA_DIR || '.data');
   const runtime = path.join(dataDir, 'runtime.json');
   if (!existsSync(runtime)) {
-    throw new Error(`no running system found: ${runtime} is missing (start it with npm start, or set IDENTITY_ADMIN_ADDR)`);
+    throw new SetupError('no_running_system', `no running system found: ${runtime} is missing (start it with npm start, or set IDENTITY_ADMIN_ADDR)`);
   }
   const { services, admin, pid } = JSON.parse(readFileSync(runtime, 'utf8')) as {
     services: Record<string, string>;
@@ -44,21 +60,50 @@ function addresses(): Addresses {
   try {
     process.kill(pid, 0);
   } catch {
-    throw new Error(`no running system found: the process recorded in ${runtime} (pid ${pid}) is not running; start it with npm start`);
+    throw new SetupError('no_running_system', `no running system found: the process recorded in ${runtime} (pid ${pid}) is not running; start it with npm start`);
   }
-  return { identityAdmin: admin.identity, documentsAdmin: admin.documents ?? '', contacts: services.contacts ?? '' };
+  return { identityAdmin: admin.identity, documentsAdmin: admin.documents ?? '', contacts: services.contacts ?? '', source: runtime };
 }
 
-const admin = () => connectAdmin(addresses().identityAdmin);
-const contactsClient = () => connect(ContactsServiceService, 'invoicing.contacts.v1.ContactsService', addresses().contacts);
-const bankingClient = () => connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addresses().contacts);
-const documentsAdmin = () => connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', addresses().documentsAdmin);
+/** The peer a command called, so that "cannot reach it" names it, its address and where that came from. */
+let called: { peer: Peer; address: string; source: string } | undefined;
+
+function addressOf(peer: Peer): string {
+  const found = addresses();
+  const { env, what, needs } = PEERS[peer];
+  const address = found[peer];
+  if (!address) {
+    throw new SetupError(
+      'address_not_set',
+      found.source === 'environment'
+        ? `${env} is not set: ${what} is needed for ${needs} (IDENTITY_ADMIN_ADDR is set, so every address comes from the environment)`
+        : `${found.source} names no address for ${what}; restart the system with npm start`,
+    );
+  }
+  called = { peer, address, source: found.source === 'environment' ? env : found.source };
+  return address;
+}
+
+const admin = () => connectAdmin(addressOf('identityAdmin'));
+const contactsClient = () => connect(ContactsServiceService, 'invoicing.contacts.v1.ContactsService', addressOf('contacts'));
+const bankingClient = () => connect(BankingServiceService, 'invoicing.contacts.v1.BankingService', addressOf('contacts'));
+const documentsAdmin = () => connect(DocumentsAdminServiceService, 'invoicing.documents.v1.DocumentsAdminService', addressOf('documentsAdmin'));
 const live = (accountId: number) => ({ account_id: accountId, livemode: true });
 
 let output: unknown;
 const print = (value: unknown) => {
   output = value;
 };
+
+/** The CLI cannot find the system: nothing recorded, or an address not configured (exit 1). */
+class SetupError extends Error {
+  constructor(
+    readonly code: 'no_running_system' | 'address_not_set',
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** A mistake in how the CLI was called (exit 2), as opposed to a refusal by the system (exit 1). */
 class UsageError extends Error {
@@ -266,10 +311,26 @@ function version(): string {
 
 const snakeCase = (name: string) => name.replace(/^commander\./, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/** No answer at all (nothing listening, no route, no handshake), as opposed to a service that answered. */
+const unreachable = (err: RemoteCallError) =>
+  err.status === status.DEADLINE_EXCEEDED || (err.status === status.UNAVAILABLE && /No connection established|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|handshake|Name resolution/.test(err.message));
+
+/** grpc-js's long "No connection established. Last error: …" reduced to its cause. */
+function transportReason(err: RemoteCallError): string {
+  if (err.status === status.DEADLINE_EXCEEDED) return 'no answer in time';
+  if (/Name resolution failed/.test(err.message)) return 'its host name does not resolve';
+  return /\b(?:connect |getaddrinfo )?E[A-Z]{4,}\b(?: [^\s,;]+)?/.exec(err.message)?.[0].replace(/\.$/, '') ?? 'no connection';
+}
+
 /** Any failure as one line: the code to branch on (JSON) or the message to read. */
 function describeFailure(err: unknown): { code: string; message: string; exitCode: number } {
   if (err instanceof CommanderError) return { code: snakeCase(err.code), message: err.message.replace(/^error: /, ''), exitCode: 2 };
   if (err instanceof UsageError) return { code: err.code, message: err.message, exitCode: 2 };
+  if (err instanceof SetupError) return { code: err.code, message: err.message, exitCode: 1 };
+  if (err instanceof RemoteCallError && called && unreachable(err)) {
+    const { peer, address, source } = called;
+    return { code: 'unreachable', message: `cannot reach ${PEERS[peer].what} at ${address} (from ${source}): ${transportReason(err)}`, exitCode: 1 };
+  }
   if (err instanceof RemoteCallError) return { code: err.detail.code, message: `${err.detail.code}: ${err.message}`, exitCode: 1 };
   return { code: 'failed', message: err instanceof Error ? err.message : String(err), exitCode: 1 };
 }

@@ -152,6 +152,7 @@ export class IdempotencyGuard {
 
   private unavailable(err: unknown): HttpError {
     this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'idempotency store unavailable');
-    return new HttpError(503, 'idempotency_unavailable', 'idempotency keys cannot be honoured right now; retry later');
+    // Like every 503 (gateway/http/errors.ts), it says when to come back.
+    return new HttpError(503, 'idempotency_unavailable', 'idempotency keys cannot be honoured right now; retry later', {}, { 'retry-after': '1' });
   }
 }

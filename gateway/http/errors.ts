@@ -47,6 +47,10 @@ export function httpErrorFromRemote(err: RemoteCallError, upgradeUrl: string): H
     const message = err.detail.message && err.detail.code !== 'service_unavailable' ? err.detail.message : 'a service is unavailable; retry later';
     return new HttpError(503, err.detail.code || 'service_unavailable', message, {}, { 'retry-after': retryAfter });
   }
+  if (status === 504) {
+    // Past the call's deadline the service may still complete the change: say so, not "internal error".
+    return new HttpError(504, 'gateway_timeout', 'a service did not answer in time; the request may or may not have taken effect: retry it (with the same Idempotency-Key)');
+  }
   if (status >= 500) return new HttpError(status, err.detail.code || 'internal_error', 'internal error');
   return new HttpError(status, err.detail.code || 'error', err.detail.message || 'request failed', extra);
 }

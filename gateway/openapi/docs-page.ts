@@ -2,7 +2,8 @@
 // Its assets come from node_modules and this folder, never a CDN, so the page works offline and under
 // a strict Content-Security-Policy: scripts from this origin only (no inline script), requests to this
 // origin only, no fonts or telemetry from Scalar's servers (docs.js turns them off). Styles may be
-// inline because the renderer injects its stylesheet at run time; nothing else is relaxed.
+// inline because the renderer injects its stylesheet at run time; nothing else is relaxed. The empty
+// data: icon keeps browsers from asking for /favicon.ico (a 404, logged as a console error).
 import express from 'express';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +28,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Invoicing API — reference</title>
+<link rel="icon" href="data:,">
 </head>
 <body>
 <noscript>The reference needs JavaScript; the machine-readable document is <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</noscript>

@@ -64,6 +64,10 @@ export class Api {
       if (status === 404 && isJson) return; // unknown routes answer with the generic error body
       throw new Error(`${method.toUpperCase()} ${path} is not in the OpenAPI document`);
     }
+    // Every status an operation gives is listed explicitly: `default` stands only for the unexpected 500.
+    if (status !== 500 && !(String(status) in (validator.operation(method, template)?.responses ?? {}))) {
+      throw new Error(`${method.toUpperCase()} ${template} answered ${status}, which its responses in the OpenAPI document do not list`);
+    }
     if (status === 204 || status === 304 || !isJson) return;
     const validate = validator.responseBody(method, template, status);
     if (!validate) throw new Error(`${method.toUpperCase()} ${template} has no documented ${status} response`);

@@ -110,6 +110,8 @@ export interface Proc {
   /** The admin port a service process reported, if it has admin services. */
   adminPort?: number;
   output(): string;
+  /** What it wrote to stderr so far (the embedded system's first-start notice). */
+  errorOutput(): string;
 }
 
 /**
@@ -150,7 +152,7 @@ export function startProcess(script: string, env: Record<string, string>, label:
       if (line) {
         clearTimeout(timer);
         const ready = JSON.parse(line) as { port: number; admin_port?: number };
-        resolve({ child, port: ready.port, adminPort: ready.admin_port, output: () => out });
+        resolve({ child, port: ready.port, adminPort: ready.admin_port, output: () => out, errorOutput: () => err });
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => {

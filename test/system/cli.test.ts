@@ -3,6 +3,7 @@
 // one line with a non-zero exit, --json for machine-readable errors.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Command } from 'commander';
 import { program } from '../../deploy/cli/main';
@@ -24,6 +25,16 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
 
 const commands = (parent: Command, prefix: string[] = []): Array<[string[], Command]> =>
   parent.commands.flatMap((c) => [[[...prefix, c.name()], c] as [string[], Command], ...commands(c, [...prefix, c.name()])]);
+
+/** A loopback port nothing listens on (bound, then released). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 beforeAll(async () => {
   system = await startSystem({ mode: 'embedded' });
@@ -102,7 +113,9 @@ describe('invoicing: failures', () => {
     ['an unknown command', ['bill', 'everyone'], 2, 'unknown_command'],
     ['a group without its command', ['workspace'], 2, 'missing_command'],
     ['a missing required option', ['token', 'create', '--kind', 'pat'], 2, 'missing_mandatory_option_value'],
+    ['an unknown option', ['workspace', 'suspend', '--workspace', '1', '--bogus'], 2, 'unknown_option'],
     ['an invalid id', ['workspace', 'suspend', '--workspace', 'abc'], 1, 'failed'],
+    ['bad input (legal identity that is not JSON)', ['workspace', 'set-legal-identity', '--workspace', '1', '--data', '{bad'], 1, 'failed'],
     ['a refusal by the system', ['user', 'create', '--email', owner, '--password-stdin'], 1, 'email_taken'],
   ])('%s: one line on stderr, nothing on stdout, a non-zero exit; with --json that line is {"error":{code, message}}', (_name, args, exitCode, jsonCode) => {
     const input = 'another secret';
@@ -120,5 +133,43 @@ describe('invoicing: failures', () => {
     const { code, stderr } = cli(['workspace', 'create', '--owner', owner], { env: { IDENTITY_ADMIN_ADDR: '', DATA_DIR: path.join(root, '.no-such-dir') } });
     expect(code).toBe(1);
     expect(stderr).toMatch(/^invoicing: no running system found: .*runtime\.json is missing \(start it with npm start, or set IDENTITY_ADMIN_ADDR\)\n$/);
+  });
+
+  it('an address where nothing listens: one line naming the service, the address and where it came from', async () => {
+    const closed = await closedPort();
+    const env = { IDENTITY_ADMIN_ADDR: `127.0.0.1:${closed}` };
+    const plain = cli(['workspace', 'suspend', '--workspace', '1'], { env });
+    expect(plain).toMatchObject({ code: 1, stdout: '' });
+    expect(plain.stderr).toBe(`invoicing: cannot reach identity's admin port at 127.0.0.1:${closed} (from IDENTITY_ADMIN_ADDR): connect ECONNREFUSED 127.0.0.1:${closed}\n`);
+    const json = cli(['workspace', 'suspend', '--workspace', '1', '--json'], { env });
+    expect(JSON.parse(json.stderr)).toEqual({ error: { code: 'unreachable', message: expect.stringContaining(`127.0.0.1:${closed}`) } });
+  });
+
+  it.each([
+    ['workspace document-settings', ['workspace', 'document-settings', '--workspace', '1', '--currency', 'EUR'], 'DOCUMENTS_ADMIN_ADDR'],
+    ['cash-register create', ['cash-register', 'create', '--workspace', '1', '--name', 'Till'], 'CONTACTS_ADDR'],
+  ])('distributed addressing without the address %s needs: one line naming the variable', (_name, args, variable) => {
+    const { code, stderr } = cli([...(args as string[]), '--json'], { env: { IDENTITY_ADMIN_ADDR: '127.0.0.1:1', DOCUMENTS_ADMIN_ADDR: '', CONTACTS_ADDR: '' } });
+    expect(code).toBe(1);
+    expect(JSON.parse(stderr)).toEqual({ error: { code: 'address_not_set', message: expect.stringMatching(new RegExp(`^${variable} is not set`)) } });
+  });
+});
+
+describe('invoicing: the addresses --help documents are all it needs', () => {
+  it('with IDENTITY_ADMIN_ADDR, DOCUMENTS_ADMIN_ADDR and CONTACTS_ADDR (no DATA_DIR), every kind of command works', () => {
+    const runtime = JSON.parse(readFileSync(path.join(system.dataDir, 'runtime.json'), 'utf8'));
+    const env = {
+      DATA_DIR: path.join(root, '.no-such-dir'),
+      IDENTITY_ADMIN_ADDR: runtime.admin.identity,
+      DOCUMENTS_ADMIN_ADDR: runtime.admin.documents,
+      CONTACTS_ADDR: runtime.services.contacts,
+    };
+    const owner = uniqueEmail('addresses');
+    expect(cli(['user', 'create', '--email', owner, '--password-stdin'], { input: 'the owner secret', env }).code).toBe(0);
+    const created = cli(['workspace', 'create', '--owner', owner, '--name', 'Addressed s.r.o.'], { env });
+    expect(created.code).toBe(0);
+    const workspace = String(JSON.parse(created.stdout).id);
+    expect(cli(['workspace', 'document-settings', '--workspace', workspace, '--currency', 'EUR'], { env })).toMatchObject({ code: 0, stderr: '' });
+    expect(cli(['cash-register', 'create', '--workspace', workspace, '--name', 'Till'], { env })).toMatchObject({ code: 0, stderr: '' });
   });
 });

@@ -1,12 +1,14 @@
 // The README's five-minute start is run as written (its code blocks are extracted), so the examples
-// people copy keep working: the curl walk in bash and the TypeScript client walk, against the embedded system.
+// people copy keep working: the embedded system started on an empty data directory, as `npm start`
+// does, and the curl walk in bash and the TypeScript client walk run with the workspace id and token it
+// prints — not with a workspace a fixture prepared.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fiveMinuteStart } from '../../client/examples/five-minute-start';
-import { createWorkspace, Workspace } from '../support/fixtures';
-import { startSystem, System } from '../support/system';
+import { withoutEngines } from '../support/real-engines';
+import { Proc, startProcess } from '../support/system';
 
 const root = path.resolve(__dirname, '../..');
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
@@ -39,14 +41,40 @@ function blocks(heading: string, language: string): string[] {
   return found;
 }
 
-let system: System;
-let workspace: Workspace;
+/** The first start's notice on stderr, whole (it is written just before the ready line on stdout,
+ * which may be read first: the two pipes are not ordered). */
+async function firstStartNotice(proc: Proc): Promise<string> {
+  const complete = () => /Bearer inv_pat_\w+'/.test(proc.errorOutput());
+  if (!complete()) {
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (!complete()) return;
+        proc.child.stderr!.off('data', check);
+        resolve();
+      };
+      proc.child.stderr!.on('data', check);
+    });
+  }
+  return proc.errorOutput();
+}
+
+let system: Proc;
+/** What the README's start block exports: API, and TOKEN and ACCOUNT as the first start prints them. */
+let started: { api: string; token: string; account: number };
 beforeAll(async () => {
-  system = await startSystem({ mode: 'embedded' });
-  workspace = await createWorkspace(system);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'readme-start-'));
+  system = await startProcess(path.join(root, 'dist/deploy/embedded/main.js'), { DATA_DIR: dataDir, PORT: '0' }, 'embedded system (npm start)', withoutEngines());
+  const notice = await firstStartNotice(system);
+  const account = /workspace (\d+) and an all-scopes token/.exec(notice)?.[1];
+  const token = /Bearer (inv_pat_\w+)/.exec(notice)?.[1];
+  if (!account || !token) throw new Error(`the first start printed no workspace id and token:\n${notice}`);
+  started = { api: `http://127.0.0.1:${system.port}/api/v1`, token, account: Number(account) };
 });
 afterAll(async () => {
-  await system?.stop();
+  if (!system || system.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => system.child.once('exit', resolve));
+  system.child.kill('SIGTERM');
+  await exited;
 });
 
 describe('README: five-minute start', () => {
@@ -59,7 +87,7 @@ describe('README: five-minute start', () => {
   it('the curl walk creates a contact and an invoice, issues it, downloads its PDF and sends it', async () => {
     const [walk] = blocks('### With curl', 'sh');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'readme-curl-'));
-    const env = { ...process.env, API: `${system.baseUrl}/api/v1`, TOKEN: workspace.pat, ACCOUNT: String(workspace.id) };
+    const env = { ...process.env, API: started.api, TOKEN: started.token, ACCOUNT: String(started.account) };
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile('bash', ['-euo', 'pipefail', '-c', walk], { cwd: dir, env }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))),
     );
@@ -79,7 +107,7 @@ describe('README: five-minute start', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      const sent = await fiveMinuteStart(`${system.baseUrl}/api/v1`, workspace.pat, workspace.id);
+      const sent = await fiveMinuteStart(started.api, started.token, started.account);
       expect(sent).toMatchObject({ status: 'exposed', email_status: 'queued', total: '1815.00' });
       const [pdf] = readdirSync(dir);
       expect(pdf).toBe(`invoice-${sent.number}.pdf`);

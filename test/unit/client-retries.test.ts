@@ -12,6 +12,8 @@ interface Scripted {
   body?: unknown;
   /** Never answer (the client's timeout must fire). */
   hang?: boolean;
+  /** Close the connection without an answer (a reset: a network error). */
+  drop?: boolean;
 }
 
 const seen: Array<{ method: string; url: string; key: string | undefined; at: number }> = [];
@@ -25,6 +27,7 @@ beforeAll(async () => {
     req.resume();
     const next = script.shift() ?? { status: 500, body: { error: { code: 'unscripted', message: 'no answer scripted', request_id: 'req_x' } } };
     if (next.hang) return;
+    if (next.drop) return void req.socket.destroy();
     res.writeHead(next.status, { 'content-type': 'application/json', 'x-request-id': 'req_scripted0001', ...next.headers });
     res.end(next.body === undefined ? '' : JSON.stringify(next.body));
   });
@@ -56,8 +59,24 @@ describe('client: retries', () => {
     expect(seen[1].key).toBe(seen[0].key);
   });
 
+  it('retries a 503 after its Retry-After seconds', async () => {
+    script = [{ status: 503, headers: { 'retry-after': '1' }, body: error('renderer_overloaded') }, { status: 201, body: contact }];
+    await createContact();
+    expect(seen).toHaveLength(2);
+    expect(seen[1].at - seen[0].at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('retries a dropped connection (no answer) with the same Idempotency-Key', async () => {
+    script = [{ status: 0, drop: true }, { status: 201, body: contact }];
+    const { data } = await createContact();
+    expect(data).toEqual(contact);
+    expect(seen).toHaveLength(2);
+    expect(seen[1].key).toBe(seen[0].key);
+  });
+
   it.each([
     ['503', { status: 503, body: error('service_unavailable') }],
+    ['504 gateway_timeout', { status: 504, body: error('gateway_timeout') }],
     ['409 idempotency_in_progress', { status: 409, body: error('idempotency_in_progress') }],
     ['409 concurrent_modification', { status: 409, body: error('concurrent_modification') }],
   ])('retries a %s and answers the retry', async (_name, first) => {
