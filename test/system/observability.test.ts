@@ -61,6 +61,19 @@ describe.each<Mode>(['embedded', 'distributed'])('observability (%s mode)', (mod
     await otlp?.close();
   });
 
+  /** The access log line of one request, once the process has printed it. */
+  const accessLine = (requestId: string | null) =>
+    eventually(async () => {
+      const found = system
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .find((entry) => entry.msg === 'request' && entry.request_id === requestId);
+      expect(found).toBeDefined();
+      return found;
+    });
+
   const createInvoice = async (headers: Record<string, string> = {}, body: object = {}) =>
     ws.api.post(`${ws.base}/invoices`, { purchaser_id: ws.purchaser, line_items: [line()], ...body }, { headers });
 
@@ -187,16 +200,7 @@ describe.each<Mode>(['embedded', 'distributed'])('observability (%s mode)', (mod
       expect(sample(text, 'invoicing_http_request_duration_seconds_count', { method: 'GET', route: PDF_ROUTE, status: '200' })).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'invoicing_rate_limit_decisions_total', { bucket: 'pdf', outcome: 'allowed' })).toBeGreaterThanOrEqual(2);
       expect(sample(text, 'invoicing_grpc_client_handled_total', { grpc_service: 'invoicing.rendering.v1.RenderingService', grpc_code: 'OK' })).toBeGreaterThanOrEqual(2);
-      const logged = await eventually(async () => {
-        const found = system
-          .output()
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l))
-          .find((entry) => entry.msg === 'request' && entry.request_id === requestId);
-        expect(found).toBeDefined();
-        return found;
-      });
+      const logged = await accessLine(requestId);
       expect(logged).toMatchObject({ method: 'GET', route: PDF_ROUTE, status: 304, account_id: ws.id });
       await eventually(async () => {
         const ofTrace = otlp.spans.filter((span) => span.traceId === traceId);
@@ -220,16 +224,7 @@ describe.each<Mode>(['embedded', 'distributed'])('observability (%s mode)', (mod
       expect(signIn.status).toBe(200);
       const session = signIn.body.token as string;
       expect((await ws.api.as(session).get('/api/v1/user/accounts')).status).toBe(200);
-      const line = await eventually(async () => {
-        const found = system
-          .output()
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l))
-          .find((entry) => entry.msg === 'request' && entry.request_id === requestId);
-        expect(found).toBeDefined();
-        return found;
-      });
+      const line = await accessLine(requestId);
       expect(line).toMatchObject({ method: 'GET', route: INVOICE_ROUTE, path: `${ws.base}/invoices/999997`, status: 404, account_id: ws.id });
       expect(typeof line.duration_ms).toBe('number');
       expect(line.credential_id).toMatch(/\S/);
