@@ -118,7 +118,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const limiter = rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals);
   // The hottest GETs also take the lean lane (gateway/http/lean-lane.ts): the same steps as below, in the
   // same order, without express's routing. They stay registered with express for what the lane leaves to it.
-  const lane = new LeanLane((err, _req, res) => sendError(res, toHttpError(err, res.locals.requestId as string)));
+  const lane = new LeanLane(answerError);
   for (const route of allRoutes) {
     const handle = handler(route);
     router.add(route.method, route.path, handle);
@@ -143,9 +143,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.use((_req: Request, _res: Response, next: NextFunction) => {
     next(new HttpError(404, 'route_not_found', 'no such endpoint'));
   });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => answerError(err, req, res));
+
+  /** The one error writer of the app and of the lean lane. */
+  function answerError(err: unknown, _req: Request, res: Response): void {
     sendError(res, toHttpError(err, res.locals.requestId as string));
-  });
+  }
 
   function toHttpError(err: unknown, requestId: string): HttpError {
     if (err instanceof HttpError) return err;
