@@ -4,6 +4,7 @@ import type { AddressData } from '../../shared/address';
 import type { ActionsUnderKeys, CreatedUnderKey, IdempotencyToken } from '../../shared/idempotency';
 import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
+import type { MailAllowanceCounter } from '../domain/mail-allowance';
 import type { Totals, VatRateTotal } from '../../shared/totals';
 
 export type { Totals, VatRateTotal };
@@ -203,6 +204,8 @@ export interface DocumentsStore {
   documents: Collection<DocumentRecord>;
   sequences: Collection<SequenceRecord>;
   settings: Collection<SettingsRecord>;
+  /** Recipients mailed per workspace and day (domain/mail-allowance.ts). */
+  mailAllowance: Collection<MailAllowanceCounter>;
   /** The shared id space of documents, and the (gappy) counters of proforma and quote numbers. */
   nextId(sequence: string): Promise<number>;
 }
