@@ -6,9 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { deliveriesCollection } from '../../services/rendering/adapters/delivery-store';
 import { HandlebarsMailTemplates } from '../../services/rendering/adapters/mail-templates';
 import type { SendRequest } from '../../services/rendering/ports/mail';
-import { Mailer } from '../../services/rendering/domain/mailer';
+import { DEFAULT_DISPATCH, DispatchLimits, Mailer, MailerHooks } from '../../services/rendering/domain/mailer';
+import { MailLanes, mailLanesSpec } from '../../services/rendering/domain/mail-lanes';
+import type { Tenant } from '../../services/shared/tenant';
 import { RetryPolicy } from '../../services/rendering/domain/mail-retry';
-import { MailTransport, OutgoingMail, PdfSource } from '../../services/rendering/ports/mail';
+import { DeliverOptions, MailTransport, OutgoingMail, PdfDocument, PdfSource, PinnedPdf } from '../../services/rendering/ports/mail';
 import { SqliteDocumentStore } from '../../services/shared/store/sqlite';
 
 export const RETRY: RetryPolicy = { baseMs: 1_000, maxMs: 8_000, maxAttempts: 5 };
@@ -30,8 +32,11 @@ export class FakeTransport implements MailTransport {
   /** When set, deliver() waits for it (a test-held latch: an attempt in flight). */
   gate?: Promise<void>;
   entered = 0;
-  async deliver(mail: OutgoingMail): Promise<void> {
+  /** The deadline each attempt was given. */
+  deadlines: Array<Date | undefined> = [];
+  async deliver(mail: OutgoingMail, options: DeliverOptions = {}): Promise<void> {
     this.entered++;
+    this.deadlines.push(options.deadline);
     if (this.gate) await this.gate;
     const failure = this.failures.shift();
     if (failure) throw Object.assign(new Error(String(failure.message ?? 'failed')), failure);
@@ -39,11 +44,40 @@ export class FakeTransport implements MailTransport {
   }
 }
 
-export const fakePdfs: PdfSource = {
-  async pdf(_tenant, documentId) {
+/** The document version request() sends for (its requested_at: the send wrote both). */
+export const SENT_AT = '2026-11-23T09:59:59.000Z';
+
+/**
+ * PDFs by document version: `updatedAt` is each document's current version (unset: SENT_AT); pin
+ * stores the current version's file under a key of its own, read gives back a stored file.
+ */
+export class FakePdfs implements PdfSource {
+  updatedAt = new Map<number, string>();
+  stored = new Map<string, Buffer>();
+  /** Thrown by the next pins (a renderer not available yet). */
+  failures: Error[] = [];
+  pins = 0;
+  async pin(_tenant: Tenant, documentId: number): Promise<PinnedPdf> {
+    this.pins++;
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+    const version = this.updatedAt.get(documentId) ?? SENT_AT;
+    const key = `pdfs/7/live/${documentId}-${version}.pdf`;
+    if (!this.stored.has(key)) this.stored.set(key, Buffer.from(`%PDF-1.7 document ${documentId} as of ${version}`));
+    return { etag: `"${documentId}-${version}"`, key, filename: `Faktura ${documentId}.pdf`, document_updated_at: version };
+  }
+  async read(pinned: PinnedPdf): Promise<PdfDocument> {
+    const pdf = this.stored.get(pinned.key);
+    if (!pdf) throw Object.assign(new Error(`${pinned.key} is no longer stored`), { code: 'EMESSAGE' });
+    return { pdf, filename: pinned.filename };
+  }
+  /** A PDF for composing a message directly. */
+  async pdf(_tenant: Tenant, documentId: number): Promise<PdfDocument> {
     return { pdf: Buffer.from(`%PDF-1.7 document ${documentId}`), filename: `Faktura ${documentId}.pdf` };
-  },
-};
+  }
+}
+
+export const fakePdfs = new FakePdfs();
 
 export function request(overrides: Partial<SendRequest> = {}): SendRequest {
   return {
@@ -58,7 +92,7 @@ export function request(overrides: Partial<SendRequest> = {}): SendRequest {
     subject: 'Faktura 2026000001',
     message: 'Dobrý den,\n\nv příloze zasíláme fakturu 2026000001.',
     locale: 'cs',
-    requested_at: '2026-11-23T09:59:59.000Z',
+    requested_at: SENT_AT,
     ...overrides,
   };
 }
@@ -68,21 +102,26 @@ export function mailWorld(file = path.join(mkdtempSync(path.join(os.tmpdir(), 'm
   const deliveries = deliveriesCollection(store);
   const smtp = new FakeTransport();
   const outbox = new FakeTransport();
+  const pdfs = new FakePdfs();
   let outcomes = 0;
-  const make = (withSmtp = true) =>
+  const make = (withSmtp = true, options: { dispatch?: DispatchLimits; hooks?: MailerHooks } = {}) =>
     new Mailer({
       deliveries,
+      lanes: new MailLanes(store.collection(mailLanesSpec), () => store.nextId('mail_lanes')),
       nextId: () => store.nextId('mail_deliveries'),
       transports: { outbox, smtp: withSmtp ? smtp : undefined },
-      pdfs: fakePdfs,
+      pdfs,
       templates: new HandlebarsMailTemplates(),
       from: 'ACME Invoicing <invoices@acme.example>',
       messageIdDomain: 'acme.example',
       retry: RETRY,
       leaseMs: LEASE_MS,
+      attemptTimeoutMs: LEASE_MS / 2,
       maxRequestAgeMs: MAX_AGE_MS,
+      dispatch: options.dispatch ?? DEFAULT_DISPATCH,
       clock,
       onOutcome: () => outcomes++,
+      hooks: options.hooks,
     });
-  return { store, deliveries, smtp, outbox, clock, make, file, outcomes: () => outcomes };
+  return { store, deliveries, smtp, outbox, pdfs, clock, make, file, outcomes: () => outcomes };
 }
