@@ -25,6 +25,15 @@ export class FakeClock {
   }
 }
 
+/** Real time, moved forward by `advance` (a real transport's deadlines are in real time). */
+export class ShiftedClock extends FakeClock {
+  private shift = 0;
+  now = () => new Date(Date.now() + this.shift);
+  advance(ms: number) {
+    this.shift += ms;
+  }
+}
+
 /** Records what it delivers; fails with the queued errors first. */
 export class FakeTransport implements MailTransport {
   delivered: OutgoingMail[] = [];
@@ -32,15 +41,26 @@ export class FakeTransport implements MailTransport {
   /** When set, deliver() waits for it (a test-held latch: an attempt in flight). */
   gate?: Promise<void>;
   entered = 0;
+  deliveries = () => this.delivered;
   /** The deadline each attempt was given. */
   deadlines: Array<Date | undefined> = [];
+  /** Attempts in flight now, and the most there ever were at once. */
+  inFlight = 0;
+  maxInFlight = 0;
   async deliver(mail: OutgoingMail, options: DeliverOptions = {}): Promise<void> {
     this.entered++;
     this.deadlines.push(options.deadline);
-    if (this.gate) await this.gate;
-    const failure = this.failures.shift();
-    if (failure) throw Object.assign(new Error(String(failure.message ?? 'failed')), failure);
-    this.delivered.push(mail);
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      if (this.gate) await this.gate;
+      // Let every other attempt that can start, start (concurrency shows in maxInFlight).
+      await new Promise((resolve) => setImmediate(resolve));
+      const failure = this.failures.shift();
+      if (failure) throw Object.assign(new Error(String(failure.message ?? 'failed')), failure);
+      this.delivered.push(mail);
+    } finally {
+      this.inFlight--;
+    }
   }
 }
 
@@ -104,24 +124,25 @@ export function mailWorld(file = path.join(mkdtempSync(path.join(os.tmpdir(), 'm
   const outbox = new FakeTransport();
   const pdfs = new FakePdfs();
   let outcomes = 0;
-  const make = (withSmtp = true, options: { dispatch?: DispatchLimits; hooks?: MailerHooks } = {}) =>
+  const lanes = new MailLanes(store.collection(mailLanesSpec), () => store.nextId('mail_lanes'));
+  const make = (withSmtp = true, options: { dispatch?: DispatchLimits; hooks?: MailerHooks; smtp?: MailTransport; attemptTimeoutMs?: number } = {}) =>
     new Mailer({
       deliveries,
-      lanes: new MailLanes(store.collection(mailLanesSpec), () => store.nextId('mail_lanes')),
+      lanes,
       nextId: () => store.nextId('mail_deliveries'),
-      transports: { outbox, smtp: withSmtp ? smtp : undefined },
+      transports: { outbox, smtp: withSmtp ? (options.smtp ?? smtp) : undefined },
       pdfs,
       templates: new HandlebarsMailTemplates(),
       from: 'ACME Invoicing <invoices@acme.example>',
       messageIdDomain: 'acme.example',
       retry: RETRY,
       leaseMs: LEASE_MS,
-      attemptTimeoutMs: LEASE_MS / 2,
+      attemptTimeoutMs: options.attemptTimeoutMs ?? LEASE_MS / 2,
       maxRequestAgeMs: MAX_AGE_MS,
       dispatch: options.dispatch ?? DEFAULT_DISPATCH,
       clock,
       onOutcome: () => outcomes++,
       hooks: options.hooks,
     });
-  return { store, deliveries, smtp, outbox, pdfs, clock, make, file, outcomes: () => outcomes };
+  return { store, deliveries, lanes, smtp, outbox, pdfs, clock, make, file, outcomes: () => outcomes };
 }
