@@ -1,8 +1,8 @@
 import { countingWrites, storeChangeCounters } from '../../shared/change-counters';
 import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency';
 import { DocumentStore } from '../../shared/store/port';
-import { MailAllowanceCounter, mailAllowanceSpec } from '../domain/mail-allowance';
-import { DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
+import { mailAllowanceSpec } from '../domain/mail-allowance';
+import { DocumentRecord, DocumentsStore, MailAllowanceCounter, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
 
 const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
 

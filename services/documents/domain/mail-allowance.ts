@@ -7,18 +7,11 @@
 // A send that then does not happen (invalid input, the invoice gone, a replayed Idempotency-Key) gives
 // its recipients back. A crash between taking and writing the invoice loses them for that day: the
 // error is on the side of sending less, never more.
-import { Collection, CollectionSpec, mutate, StoredDoc, UniqueViolation } from '../../shared/store/port';
+import { Collection, CollectionSpec, mutate, UniqueViolation } from '../../shared/store/port';
 import { Tenant, tenantKey } from '../../shared/tenant';
+import type { MailAllowanceCounter } from '../ports/documents-store';
 
-export interface MailAllowanceCounter extends StoredDoc {
-  key: string;
-  account_id: number;
-  livemode: boolean;
-  /** YYYY-MM-DD (UTC). */
-  day: string;
-  /** Recipients taken this day. */
-  used: number;
-}
+export type { MailAllowanceCounter };
 
 export const mailAllowanceSpec: CollectionSpec<MailAllowanceCounter> = {
   name: 'mail_recipient_allowance',

@@ -4,7 +4,6 @@ import type { AddressData } from '../../shared/address';
 import type { ActionsUnderKeys, CreatedUnderKey, IdempotencyToken } from '../../shared/idempotency';
 import type { OutboxEntry as SharedOutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
-import type { MailAllowanceCounter } from '../domain/mail-allowance';
 import type { Totals, VatRateTotal } from '../../shared/totals';
 
 export type { Totals, VatRateTotal };
@@ -199,6 +198,17 @@ export interface SettingsRecord extends StoredDoc {
 
 /** Prefix of the unique key on a document's number text (per workspace, mode, type): a taken text is refused. */
 export const NUMBER_TEXT_KEY = 'number_text:';
+
+/** Recipients a workspace (one mode) mailed on one UTC day (domain/mail-allowance.ts). */
+export interface MailAllowanceCounter extends StoredDoc {
+  key: string;
+  account_id: number;
+  livemode: boolean;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  /** Recipients taken this day. */
+  used: number;
+}
 
 export interface DocumentsStore {
   documents: Collection<DocumentRecord>;
