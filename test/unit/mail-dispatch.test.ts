@@ -7,6 +7,7 @@ import { simpleParser } from 'mailparser';
 import { SmtpTransport } from '../../services/rendering/adapters/smtp-transport';
 import { claim, dueRank, newDelivery } from '../../services/rendering/domain/mail-delivery';
 import { roundRobin } from '../../services/rendering/domain/mailer';
+import { toDelivery } from '../../services/rendering/grpc/mail-handlers';
 import { DeliveryRecord } from '../../services/rendering/ports/mail';
 import { startScriptedSmtpServer } from '../support/scripted-smtp-server';
 import { LEASE_MS, mailWorld, request, SENT_AT, ShiftedClock } from './mail.fixtures';
@@ -102,6 +103,20 @@ describe('fair sharing per workspace', () => {
   });
 });
 
+describe('lanes after a crash', () => {
+  it('a request redelivered after a crash between its record and its lane makes the lane active again', async () => {
+    const w = mailWorld();
+    const mailer = w.make();
+    const req = request({ account_id: 12 });
+    // The crashed consumer stored the delivery, never its lane, and never moved the bus offset.
+    const base = newDelivery(req, { now: w.clock.now(), route: 'smtp', messageIdDomain: 'acme.example' });
+    await w.deliveries.insert({ ...base, id: await w.store.nextId('mail_deliveries') });
+    expect(await w.lanes.active(10)).toEqual([]);
+    await mailer.accept(req); // the redelivery
+    expect((await w.lanes.active(10)).map((l) => l.key)).toEqual(['12:live']);
+  });
+});
+
 describe('the attached PDF is the version current when send was accepted', () => {
   it('pinned (ETag, stored file) when the request is accepted; a change before the attempts does not change the attachment', async () => {
     const w = mailWorld();
@@ -117,7 +132,9 @@ describe('the attached PDF is the version current when send was accepted', () =>
     const attachments = w.smtp.deliveries().map((m) => m.attachments[0].content.toString());
     expect(attachments).toEqual([`%PDF-1.7 document 42 as of ${SENT_AT}`]);
     expect(w.pdfs.pins).toBe(1);
-    expect((await w.deliveries.findOne({ delivery_id: accepted.delivery_id }))!.pdf!.etag).toBe(`"42-${SENT_AT}"`);
+    const after = (await w.deliveries.findOne({ delivery_id: accepted.delivery_id }))!;
+    expect(after.pdf!.etag).toBe(`"42-${SENT_AT}"`);
+    expect(toDelivery(after).pdf_etag).toBe(`"42-${SENT_AT}"`); // MailService reports it
   });
 
   it('a renderer not available when the request arrives: the first attempt pins the version, still the one sent for', async () => {

@@ -65,7 +65,11 @@ export class Mailer {
   /** Records a send request as a queued delivery; a request already recorded (redelivery) changes nothing. */
   async accept(request: SendRequest): Promise<DeliveryRecord> {
     const existing = await this.deps.deliveries.findOne({ delivery_id: request.id });
-    if (existing) return existing;
+    if (existing) {
+      // Redelivered (the offset did not move): a crash may have come between the insert and the lane.
+      if (existing.status === 'queued') await this.deps.lanes.touch(tenantOf(existing));
+      return existing;
+    }
     const route = routeFor(request, this.deps.transports.smtp !== undefined);
     const now = this.deps.clock.now();
     const fresh = { ...newDelivery(request, { now, route, messageIdDomain: this.deps.messageIdDomain }), id: await this.deps.nextId(), version: 0 };
@@ -83,7 +87,7 @@ export class Mailer {
       this.deps.onOutcome?.();
       return inserted;
     }
-    await this.deps.lanes.touch(inserted);
+    await this.deps.lanes.touch(tenantOf(inserted));
     return (await this.pinAtAccept(inserted)) ?? inserted;
   }
 
@@ -95,7 +99,7 @@ export class Mailer {
   private async pinAtAccept(record: DeliveryRecord): Promise<DeliveryRecord | null> {
     let pin: PinnedPdf;
     try {
-      pin = await this.deps.pdfs.pin(record, record.document_id);
+      pin = await this.deps.pdfs.pin(tenantOf(record), record.document_id);
     } catch {
       return null;
     }
@@ -165,7 +169,7 @@ export class Mailer {
     try {
       // Pinned when the request was accepted; if the renderer could not then, the version current now
       // — still the one sent for, or the delivery fails (withPinnedPdf).
-      if (!mine.pdf) mine = withPinnedPdf(mine, await this.deps.pdfs.pin(mine, mine.document_id), this.deps.clock.now());
+      if (!mine.pdf) mine = withPinnedPdf(mine, await this.deps.pdfs.pin(tenantOf(mine), mine.document_id), this.deps.clock.now());
       if (mine.status === 'failed' || !mine.pdf) {
         outcome = mine;
       } else {
@@ -217,6 +221,8 @@ export class Mailer {
     return cursors.page(rows, resolved.limit, (r) => [r.id], filterKey);
   }
 }
+
+const tenantOf = (r: Tenant): Tenant => ({ account_id: r.account_id, livemode: r.livemode });
 
 /** [[a1, a2], [b1], [c1, c2]] → [a1, b1, c1, a2, c2]: each workspace's next item in turn. */
 export function roundRobin<T>(queues: T[][]): T[] {
