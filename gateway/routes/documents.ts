@@ -143,6 +143,12 @@ function crudRoutes(kind: Kind): RouteSpec[] {
 
 const [INVOICES, CREDIT_NOTES, PROFORMAS, QUOTES] = KINDS;
 
+/** The plan's daily recipient allowance for send; unset when the plan names none (the service's default). */
+const mailRecipientsPerDay = (ctx: RequestContext): number | undefined => {
+  const quota = ctx.access?.subscription.quotas.mail_recipients_per_day;
+  return quota === undefined ? undefined : Number(quota);
+};
+
 const actionRoutes: RouteSpec[] = [
   {
     method: 'post',
@@ -171,6 +177,7 @@ const actionRoutes: RouteSpec[] = [
           subject: body.subject ?? undefined,
           message: body.message ?? undefined,
           locale: body.locale ?? undefined,
+          mail_recipients_per_day: mailRecipientsPerDay(ctx),
         },
         opts(ctx),
       );

@@ -2,6 +2,7 @@
 // its handlers to gRPC.
 import { randomUUID } from 'node:crypto';
 import { DocumentsAdminServiceService, DocumentsServiceService } from '../../gen/invoicing/documents/v1/documents';
+import { readEnv } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { outboxRelayOptions } from '../shared/outbox/options';
@@ -14,6 +15,7 @@ import { documentsOutbox } from './adapters/outbox-relay';
 import { DocumentsContext } from './domain/context';
 import { Documents } from './domain/documents';
 import { Lifecycle } from './domain/lifecycle';
+import { DEFAULT_MAIL_RECIPIENTS_PER_DAY } from './domain/mail-allowance';
 import { documentsAdminHandlers, documentsHandlers } from './grpc/handlers';
 
 export const documentsModule: ServiceModule = {
@@ -28,6 +30,7 @@ export const documentsModule: ServiceModule = {
       clock: { now: () => new Date() },
       ids: { eventId: () => randomUUID() },
       signal: relay,
+      mailRecipientsPerDayDefault: readEnv().int('MAIL_RECIPIENTS_PER_DAY_DEFAULT', DEFAULT_MAIL_RECIPIENTS_PER_DAY),
     });
     const cursors = new CursorCodec(secrets.cursorSecret);
     relay.start();

@@ -14,7 +14,8 @@ import { MailWorker } from './adapters/mail-worker';
 import { HandlebarsMailTemplates } from './adapters/mail-templates';
 import { PdfsPdfSource } from './adapters/pdfs-pdf-source';
 import { SmtpTransport } from './adapters/smtp-transport';
-import { Mailer } from './domain/mailer';
+import { DEFAULT_DISPATCH, DispatchLimits, Mailer } from './domain/mailer';
+import { MailLanes, mailLanesSpec } from './domain/mail-lanes';
 import { mailHandlers } from './grpc/mail-handlers';
 import { DEFAULT_RETRY, RetryPolicy } from './domain/mail-retry';
 import { RenderingPart } from './part';
@@ -26,8 +27,11 @@ export interface MailConfig {
   outboxDir: string;
   pollMs: number;
   leaseMs: number;
+  /** An SMTP attempt's overall deadline; shorter than the lease (checked at start). */
+  smtpTimeoutMs: number;
   maxRequestAgeMs: number;
   retry: RetryPolicy;
+  dispatch: DispatchLimits;
 }
 
 export function readMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig {
@@ -39,13 +43,23 @@ export function readMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${smtpUrl}"`);
   const maxAttempts = int('MAIL_MAX_ATTEMPTS', DEFAULT_RETRY.maxAttempts);
   if (maxAttempts < 1) throw new ConfigError('MAIL_MAX_ATTEMPTS must be at least 1');
+  const leaseMs = int('MAIL_LEASE_MS', 120_000);
+  const smtpTimeoutMs = int('MAIL_SMTP_TIMEOUT_MS', 60_000);
+  // The lease must outlast the attempt, or a second replica takes the delivery over while the first
+  // one's relay is still talking — and the message goes out twice.
+  if (smtpTimeoutMs < 1 || smtpTimeoutMs >= leaseMs) throw new ConfigError(`MAIL_SMTP_TIMEOUT_MS (${smtpTimeoutMs}) must be positive and below MAIL_LEASE_MS (${leaseMs})`);
+  const perWorkspace = int('MAIL_WORKSPACE_CONCURRENCY', DEFAULT_DISPATCH.perWorkspace);
+  const concurrency = int('MAIL_DISPATCH_CONCURRENCY', DEFAULT_DISPATCH.concurrency);
+  if (perWorkspace < 1 || concurrency < 1) throw new ConfigError('MAIL_WORKSPACE_CONCURRENCY and MAIL_DISPATCH_CONCURRENCY must be at least 1');
   return {
     smtpUrl,
     from,
     messageIdDomain: optional('MAIL_MESSAGE_ID_DOMAIN') ?? fromDomain,
     outboxDir: path.resolve(optional('MAIL_OUTBOX_DIR') ?? path.join(str('DATA_DIR', '.data'), 'outbox')),
     pollMs: int('MAIL_POLL_MS', 1000),
-    leaseMs: int('MAIL_LEASE_MS', 120_000),
+    leaseMs,
+    smtpTimeoutMs,
+    dispatch: { perWorkspace, concurrency },
     maxRequestAgeMs: int('MAIL_REQUEST_MAX_AGE_MS', 24 * 3600_000),
     retry: { baseMs: int('MAIL_RETRY_BASE_MS', DEFAULT_RETRY.baseMs), maxMs: int('MAIL_RETRY_MAX_MS', DEFAULT_RETRY.maxMs), maxAttempts },
   };
@@ -61,6 +75,7 @@ export const mailPart: RenderingPart = {
     const smtp = config.smtpUrl ? new SmtpTransport(config.smtpUrl) : undefined;
     const mailer = new Mailer({
       deliveries,
+      lanes: new MailLanes(adapters.store.collection(mailLanesSpec), () => adapters.store.nextId('mail_lanes')),
       nextId: () => adapters.store.nextId('mail_deliveries'),
       transports: { outbox: new EmlOutbox(config.outboxDir), smtp },
       pdfs: new PdfsPdfSource(deps.pdfs),
@@ -69,6 +84,8 @@ export const mailPart: RenderingPart = {
       messageIdDomain: config.messageIdDomain,
       retry: config.retry,
       leaseMs: config.leaseMs,
+      attemptTimeoutMs: config.smtpTimeoutMs,
+      dispatch: config.dispatch,
       maxRequestAgeMs: config.maxRequestAgeMs,
       clock: { now: () => new Date() },
       onOutcome: () => relay.notify(),

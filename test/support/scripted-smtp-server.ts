@@ -1,6 +1,6 @@
 // A minimal SMTP server for the failure tests: accepts every message, except that recipients chosen by
-// the test are refused — permanently (550) or temporarily (451, a given number of times) — and counts
-// what it accepted. Speaks just what nodemailer needs (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT).
+// the test are refused — permanently (550) or temporarily (451, a given number of times) — or stalled
+// (a slow relay: RCPT never answered, a given number of times), and counts what it accepted. Speaks just what nodemailer needs (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT).
 import net from 'node:net';
 
 export interface ScriptedSmtpServer {
@@ -11,11 +11,21 @@ export interface ScriptedSmtpServer {
   reject: Set<string>;
   /** Recipient → how many more times it gets 451 at RCPT. */
   defer: Map<string, number>;
+  /** Recipient → how many more times RCPT for it is never answered (the session hangs until the client gives up). */
+  stall: Map<string, number>;
+  /** Stalled sessions, and when the client closed each (ms since the epoch; null while open). */
+  stalled: Array<{ address: string; at: number; closedAt: number | null }>;
   close(): Promise<void>;
 }
 
 export async function startScriptedSmtpServer(): Promise<ScriptedSmtpServer> {
-  const script = { accepted: [] as string[], reject: new Set<string>(), defer: new Map<string, number>() };
+  const script = {
+    accepted: [] as string[],
+    reject: new Set<string>(),
+    defer: new Map<string, number>(),
+    stall: new Map<string, number>(),
+    stalled: [] as ScriptedSmtpServer['stalled'],
+  };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -48,6 +58,15 @@ export async function startScriptedSmtpServer(): Promise<ScriptedSmtpServer> {
         else if (verb === 'RCPT') {
           const address = /<([^>]*)>/.exec(line)?.[1]?.toLowerCase() ?? '';
           const deferrals = script.defer.get(address) ?? 0;
+          const stalls = script.stall.get(address) ?? 0;
+          if (stalls > 0) {
+            script.stall.set(address, stalls - 1);
+            const entry = { address, at: Date.now(), closedAt: null as number | null };
+            script.stalled.push(entry);
+            socket.on('close', () => (entry.closedAt = Date.now()));
+            socket.removeAllListeners('data'); // hang: nothing more is read or answered
+            return;
+          }
           if (script.reject.has(address)) reply('550 5.1.1 <' + address + '>: mailbox unavailable');
           else if (deferrals > 0) {
             script.defer.set(address, deferrals - 1);

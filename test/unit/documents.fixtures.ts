@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { documentsStore } from '../../services/documents/adapters/documents-store';
-import { DocumentsContext } from '../../services/documents/domain/context';
+import { DocumentsContext, DocumentsDeps } from '../../services/documents/domain/context';
 import { Documents } from '../../services/documents/domain/documents';
 import { Lifecycle } from '../../services/documents/domain/lifecycle';
 import { NumberingHooks } from '../../services/documents/domain/numbering';
@@ -56,7 +56,7 @@ export function tempDbFile(): string {
 }
 
 /** A domain instance; several over the same file behave like replicas of the service. */
-export function domain(file = tempDbFile(), hooks?: NumberingHooks): Domain {
+export function domain(file = tempDbFile(), hooks?: NumberingHooks, extra: Pick<DocumentsDeps, 'mailAllowanceHooks' | 'mailRecipientsPerDayDefault'> = {}): Domain {
   const store = new SqliteDocumentStore(file);
   const directory = new FakeDirectory();
   // 2026-03-15 10:00 UTC when the domain is made, then running in real time.
@@ -68,6 +68,7 @@ export function domain(file = tempDbFile(), hooks?: NumberingHooks): Domain {
     clock,
     ids: { eventId: () => randomUUID() },
     hooks: { pendingGraceMs: 100, ...hooks },
+    ...extra,
   });
   return { ctx, documents: new Documents(ctx), lifecycle: new Lifecycle(ctx), store, directory, clock };
 }

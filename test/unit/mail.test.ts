@@ -100,7 +100,9 @@ describe('late requests', () => {
     const stale = await mailer.accept(request({ requested_at: new Date(w.clock.t - MAX_AGE_MS - 1).toISOString() }));
     expect(stale).toMatchObject({ status: 'failed', outbox_pending: true });
     expect(stale.last_error).toMatch(/^send request expired/);
-    const fresh = await mailer.accept(request({ requested_at: new Date(w.clock.t - MAX_AGE_MS).toISOString() }));
+    const freshAt = new Date(w.clock.t - MAX_AGE_MS).toISOString();
+    w.pdfs.updatedAt.set(42, freshAt); // the version that send wrote
+    const fresh = await mailer.accept(request({ requested_at: freshAt }));
     expect(fresh.status).toBe('queued');
     await mailer.dispatchDue();
     expect(w.smtp.delivered.map((m) => m.deliveryId)).toEqual([fresh.delivery_id]);

@@ -94,13 +94,13 @@ describe('PDF view', () => {
 });
 
 describe('Pdfs', () => {
-  function harness() {
+  function harness(current: () => PrintableDocument = () => printable()) {
     const calls = { renders: 0, storeGets: 0, storePuts: 0 };
     const stored = new Map<string, Buffer>();
     let release: () => void = () => undefined;
     let gate: Promise<void> | null = null;
     const source: DocumentSource = {
-      document: async () => printable(),
+      document: async () => current(),
       workspace: async () => workspace(),
       logo: async () => null,
     };
@@ -142,6 +142,19 @@ describe('Pdfs', () => {
     expect(second.source).toBe('store');
     expect(second.pdf!.equals(first.pdf!)).toBe(true);
     expect(calls.renders).toBe(1);
+  });
+
+  it('current(): the version a mail delivery pins — stored, by ETag, with the document’s updated_at; stored(key) gives that very file back after the document changed', async () => {
+    let doc = printable();
+    const { pdfs, stored } = harness(() => doc);
+    const pinned = await pdfs.current(tenant, 'invoice', 42);
+    expect(pinned).toMatchObject({ etag: etag(doc, workspace(), 'v1'), documentUpdatedAt: doc.updated_at, filename: 'Faktura 2026000007.pdf' });
+    expect(stored.get(pinned.key)!.equals(pinned.pdf)).toBe(true);
+    doc = printable({ status: 'paid', updated_at: '2026-03-20T00:00:00.000Z' }); // marked paid
+    const now = await pdfs.current(tenant, 'invoice', 42);
+    expect(now.key).not.toBe(pinned.key);
+    expect((await pdfs.stored(pinned.key))!.equals(pinned.pdf)).toBe(true);
+    expect(await pdfs.stored('pdfs/7/live/absent.pdf')).toBeNull();
   });
 
   it('a matching If-None-Match answers not modified without rendering or reading storage', async () => {

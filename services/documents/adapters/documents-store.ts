@@ -1,7 +1,8 @@
 import { countingWrites, storeChangeCounters } from '../../shared/change-counters';
 import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency';
 import { DocumentStore } from '../../shared/store/port';
-import { DocumentRecord, DocumentsStore, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
+import { mailAllowanceSpec } from '../domain/mail-allowance';
+import { DocumentRecord, DocumentsStore, MailAllowanceCounter, NUMBER_TEXT_KEY, SequenceRecord, SettingsRecord } from '../ports/documents-store';
 
 const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
 
@@ -29,6 +30,7 @@ export function documentsStore(store: DocumentStore): DocumentsStore {
       indexes: [['account_id', 'livemode', 'type', 'year']],
     }),
     settings: store.collection<SettingsRecord>({ name: 'document_settings' }),
+    mailAllowance: store.collection<MailAllowanceCounter>(mailAllowanceSpec),
     nextId: (sequence) => store.nextId(sequence),
   };
 }

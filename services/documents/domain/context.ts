@@ -8,6 +8,7 @@ import { DocType, DocumentRecord, DocumentsStore } from '../ports/documents-stor
 import { Decimal, formatMoney } from '../../shared/money';
 import { Numbering, NumberingHooks } from './numbering';
 import { amountDue, creditedAmount, EventFactory, revisionOf, withEvents } from './records';
+import { DEFAULT_MAIL_RECIPIENTS_PER_DAY, MailAllowance, MailAllowanceHooks } from './mail-allowance';
 import { Settings } from './settings';
 
 /** Wakes the outbox relay after a write that carries events. */
@@ -22,6 +23,9 @@ export interface DocumentsDeps {
   ids: IdSource;
   signal?: OutboxSignal;
   hooks?: NumberingHooks;
+  /** Recipients per workspace per day (send) when the plan sets none (MAIL_RECIPIENTS_PER_DAY_DEFAULT). */
+  mailRecipientsPerDayDefault?: number;
+  mailAllowanceHooks?: MailAllowanceHooks;
 }
 
 export interface DocumentRef {
@@ -51,12 +55,16 @@ export class DocumentsContext {
   readonly events: EventFactory;
   readonly settings: Settings;
   readonly numbering: Numbering;
+  readonly mailAllowance: MailAllowance;
+  readonly mailRecipientsPerDayDefault: number;
 
   constructor(private readonly deps: DocumentsDeps) {
     this.store = deps.store;
     this.directory = deps.directory;
     this.events = new EventFactory(deps.ids, deps.clock);
     this.settings = new Settings(deps.store);
+    this.mailAllowance = new MailAllowance(deps.store.mailAllowance, () => deps.store.nextId('mail_recipient_allowance'), deps.mailAllowanceHooks);
+    this.mailRecipientsPerDayDefault = deps.mailRecipientsPerDayDefault ?? DEFAULT_MAIL_RECIPIENTS_PER_DAY;
     this.numbering = new Numbering(
       deps.store,
       deps.clock,

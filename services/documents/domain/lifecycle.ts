@@ -11,7 +11,8 @@ import { queueEmail } from './email-status';
 import { Locale } from './fields';
 import { Decimal } from '../../shared/money';
 import { creditCapacity, issuable, withEvents } from './records';
-import { resolveMail, SendInput } from './send';
+import { allowanceResetsAt } from './mail-allowance';
+import { checkRecipientCount, resolveMail, SendInput } from './send';
 
 export class Lifecycle {
   constructor(private readonly ctx: DocumentsContext) {}
@@ -112,18 +113,51 @@ export class Lifecycle {
     throw new VersionConflict('documents', id);
   }
 
-  /** Under an Idempotency-Key, a retry of a send that happened answers the invoice without mailing again. */
-  async send(tenant: Tenant, id: number, input: SendInput, token?: IdempotencyToken): Promise<DocumentView> {
-    const written = await this.ctx.change(tenant, 'invoice', id, async (doc) => {
-      if (appliedUnder(doc, token)) return null;
-      const { locale } = await this.ctx.settings.resolve(tenant.account_id, doc.supplier);
-      const mail = resolveMail(doc, input, locale as Locale);
-      const at = this.ctx.now();
-      const sent: DocumentRecord = { ...doc, email_sent_at: at, updated_at: at };
-      const request = this.ctx.events.sendRequested(sent, mail, at);
-      // The latest send is the one email_status follows (an older request's outcome is ignored).
-      return recordedUnder(withEvents(queueEmail(sent, request.id), request), token);
-    });
+  /**
+   * Under an Idempotency-Key, a retry of a send that happened answers the invoice without mailing again.
+   * The recipients are metered before the invoice is written (mail-allowance.ts): 422
+   * too_many_recipients above the per-call cap, 402 daily_recipient_limit_reached when today's
+   * allowance (`mailRecipientsPerDay`, the plan's) cannot take them — and then nothing is queued: no
+   * event, no email_status change. A send that is not written gives its recipients back.
+   */
+  async send(tenant: Tenant, id: number, input: SendInput, token?: IdempotencyToken, mailRecipientsPerDay?: number): Promise<DocumentView> {
+    const current = await this.ctx.load(tenant, 'invoice', id);
+    if (appliedUnder(current, token)) return this.ctx.view(current);
+    const count = checkRecipientCount(input);
+    const allowance = this.ctx.mailAllowance;
+    const limit = mailRecipientsPerDay ?? this.ctx.mailRecipientsPerDayDefault;
+    const now = new Date(this.ctx.now());
+    if (!(await allowance.take(tenant, count, limit, now))) {
+      const used = await allowance.used(tenant, now);
+      throw fail.planLimit(
+        'daily_recipient_limit_reached',
+        `this plan allows ${limit} e-mail recipients per day; ${used} used today, this send names ${count}; the allowance resets at ${allowanceResetsAt(now)}; upgrade for more`,
+        { feature: 'mail_recipients_per_day', limit: String(limit), used: String(used), resets_at: allowanceResetsAt(now) },
+      );
+    }
+    let writing = false;
+    let written: DocumentRecord;
+    try {
+      written = await this.ctx.change(tenant, 'invoice', id, async (doc) => {
+        writing = false;
+        if (appliedUnder(doc, token)) return null;
+        const { locale } = await this.ctx.settings.resolve(tenant.account_id, doc.supplier);
+        const mail = resolveMail(doc, input, locale as Locale);
+        const at = now.toISOString();
+        const sent: DocumentRecord = { ...doc, email_sent_at: at, updated_at: at };
+        const request = this.ctx.events.sendRequested(sent, mail, at);
+        writing = true;
+        // The latest send is the one email_status follows (an older request's outcome is ignored).
+        return recordedUnder(withEvents(queueEmail(sent, request.id), request), token);
+      });
+    } catch (err) {
+      // Refused before the write, or every write lost its compare-and-set: nothing was sent. A store
+      // error during the write leaves it unknown whether it landed: keep the recipients counted.
+      if (!writing || err instanceof VersionConflict) await allowance.giveBack(tenant, count, now);
+      throw err;
+    }
+    // Sent meanwhile under the same key (a concurrent retry): that send was metered, not this one.
+    if (!writing) await allowance.giveBack(tenant, count, now);
     return this.ctx.view(written);
   }
 

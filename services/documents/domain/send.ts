@@ -24,7 +24,27 @@ export interface ResolvedMail {
   locale: Locale;
 }
 
-const MAX_RECIPIENTS = 50;
+/**
+ * Recipients per call (to + cc + bcc, after defaults): an invoice goes to a customer's accounts
+ * payable and a few people around it, never to a list. Ten is what transactional mail platforms allow
+ * per message for this kind of mail; above it the call is refused whole (422 too_many_recipients).
+ */
+export const MAX_RECIPIENTS_PER_SEND = 10;
+
+/** How many recipients a send will mail: the `to` default (the purchaser) is one address. */
+export function recipientCount(input: Pick<SendInput, 'to' | 'cc' | 'bcc'>): number {
+  return Math.max(input.to.length, 1) + input.cc.length + input.bcc.length;
+}
+
+/** 422 too_many_recipients when a send names more recipients than one call may mail. */
+export function checkRecipientCount(input: Pick<SendInput, 'to' | 'cc' | 'bcc'>): number {
+  const count = recipientCount(input);
+  if (count > MAX_RECIPIENTS_PER_SEND) {
+    const field = input.bcc.length ? 'bcc' : input.cc.length ? 'cc' : 'to';
+    throw fail.invalid('too_many_recipients', `to, cc and bcc together name ${count} recipients; at most ${MAX_RECIPIENTS_PER_SEND} per send`, field);
+  }
+  return count;
+}
 
 const TEMPLATES: Record<Locale, { subject: (n: string) => string; draft: string; body: (v: Record<string, string>) => string }> = {
   en: {
@@ -50,7 +70,6 @@ const TEMPLATES: Record<Locale, { subject: (n: string) => string; draft: string;
 };
 
 function addresses(values: string[], field: string): string[] {
-  if (values.length > MAX_RECIPIENTS) throw fail.invalid('too_many_recipients', `${field} has more than ${MAX_RECIPIENTS} addresses`, field);
   return values.map((raw, i) => {
     const email = raw.trim();
     const name = values.length > 1 ? `${field}[${i}]` : field;
@@ -61,6 +80,7 @@ function addresses(values: string[], field: string): string[] {
 
 /** Applies the defaults of spec §4 and validates; 422 when no recipient remains or an address is malformed. */
 export function resolveMail(invoice: DocumentRecord, input: SendInput, workspaceLocale: Locale): ResolvedMail {
+  checkRecipientCount(input);
   const cc = addresses(input.cc, 'cc');
   const bcc = addresses(input.bcc, 'bcc');
   let to = addresses(input.to, 'to');

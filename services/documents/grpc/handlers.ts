@@ -46,7 +46,7 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
           subject: req.subject,
           message: req.message,
           locale: req.locale,
-        }, ctx.idempotency),
+        }, ctx.idempotency, req.mail_recipients_per_day),
       ),
     }),
     convertProforma: async (req, ctx) => ({ invoice: toDocumentMessage(await lifecycle.convertProforma(requireTenant(req.tenant), req.id, ctx.idempotency)) }),

@@ -199,10 +199,23 @@ export interface SettingsRecord extends StoredDoc {
 /** Prefix of the unique key on a document's number text (per workspace, mode, type): a taken text is refused. */
 export const NUMBER_TEXT_KEY = 'number_text:';
 
+/** Recipients a workspace (one mode) mailed on one UTC day (domain/mail-allowance.ts). */
+export interface MailAllowanceCounter extends StoredDoc {
+  key: string;
+  account_id: number;
+  livemode: boolean;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  /** Recipients taken this day. */
+  used: number;
+}
+
 export interface DocumentsStore {
   documents: Collection<DocumentRecord>;
   sequences: Collection<SequenceRecord>;
   settings: Collection<SettingsRecord>;
+  /** Recipients mailed per workspace and day (domain/mail-allowance.ts). */
+  mailAllowance: Collection<MailAllowanceCounter>;
   /** The shared id space of documents, and the (gappy) counters of proforma and quote numbers. */
   nextId(sequence: string): Promise<number>;
 }

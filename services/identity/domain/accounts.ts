@@ -41,5 +41,5 @@ export const DEFAULT_SUBSCRIPTION: SubscriptionData = {
   active: true,
   features: ['attachment_to_document'],
   caps: { bank_accounts: 10 },
-  quotas: { ai_expense_extractions: 100 },
+  quotas: { ai_expense_extractions: 100, mail_recipients_per_day: 500 },
 };

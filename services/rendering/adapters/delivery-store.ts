@@ -10,7 +10,15 @@ export function deliveriesCollection(store: DocumentStore) {
     // The guard against a second delivery of one request: two consumers racing on a redelivered event
     // both try to insert, one wins.
     uniqueKeys: (d) => [`delivery:${d.delivery_id}`],
-    indexes: [['delivery_id'], ['status'], ['outbox_pending', 'outbox_order'], ['account_id', 'livemode', 'document_id']],
+    // Dispatch reads queued deliveries by when they may next be attempted (due_rank), overall and per
+    // workspace (lane): both orders are indexed in both store adapters.
+    indexes: [
+      ['delivery_id'],
+      ['status', 'due_rank'],
+      ['status', 'account_id', 'livemode', 'due_rank'],
+      ['outbox_pending', 'outbox_order'],
+      ['account_id', 'livemode', 'document_id'],
+    ],
   });
 }
 

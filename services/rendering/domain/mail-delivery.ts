@@ -6,7 +6,7 @@
 // at once; a claim carries a lease, so an attempt cut short by a crash is taken up again after it ends.
 import type { Tenant } from '../../shared/tenant';
 import { appendToOutbox } from '../../shared/outbox/entries';
-import type { DeliveryRecord, DeliveryRoute, SendRequest, TransportFailure } from '../ports/mail';
+import type { DeliveryRecord, DeliveryRoute, PinnedPdf, SendRequest, TransportFailure } from '../ports/mail';
 import { backoffMs, classifyFailure, describeFailure, RetryPolicy } from './mail-retry';
 
 /**
@@ -16,6 +16,16 @@ import { backoffMs, classifyFailure, describeFailure, RetryPolicy } from './mail
 export function messageIdFor(deliveryId: string, domain: string): string {
   const local = deliveryId.toLowerCase().replace(/[^a-z0-9.-]/g, '-');
   return `<send-${local}@${domain}>`;
+}
+
+/**
+ * The dispatch order of a queued delivery, as a number the store's (descending) list order sorts
+ * earliest-first: deliveries are read by when they may next be attempted, so any number of them
+ * waiting out a backoff (or held by a lease) never hides one that is due.
+ */
+const RANK_BASE = 8_000_000_000_000_000;
+export function dueRank(at: string): number {
+  return RANK_BASE - Date.parse(at);
 }
 
 /**
@@ -51,6 +61,8 @@ export function newDelivery(request: SendRequest, options: { now: Date; route: D
     queued_at: at,
     sent_at: null,
     failed_at: null,
+    due_rank: dueRank(at),
+    pdf: null,
     outbox: [],
     outbox_pending: null,
   };
@@ -66,7 +78,23 @@ export function isDue(record: DeliveryRecord, now: Date): boolean {
 /** Takes a due delivery for one attempt; null when it is not due (someone else has it, or it is done). */
 export function claim(record: DeliveryRecord, now: Date, leaseMs: number): DeliveryRecord | null {
   if (!isDue(record, now)) return null;
-  return { ...record, attempts: record.attempts + 1, lease_until: new Date(now.getTime() + leaseMs).toISOString() };
+  const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+  // Held until the lease ends: it sorts there (after everything due), and is due again then if the attempt died.
+  return { ...record, attempts: record.attempts + 1, lease_until: leaseUntil, due_rank: dueRank(leaseUntil) };
+}
+
+/**
+ * Pins the PDF a delivery attaches: the version of the invoice that was current when its send was
+ * accepted — the one whose updated_at is the request's requested_at (the send wrote both). A document
+ * that changed before the version could be pinned (marked paid, edited, sent again within the moment
+ * the request travels) no longer has that version: the delivery fails, visibly, rather than mail a
+ * version nobody sent.
+ */
+export function withPinnedPdf(record: DeliveryRecord, pdf: PinnedPdf, now: Date): DeliveryRecord {
+  if (Date.parse(pdf.document_updated_at) === Date.parse(record.requested_at)) return { ...record, pdf };
+  const at = now.toISOString();
+  const reason = `the invoice changed after this send was requested (${record.requested_at}; now ${pdf.document_updated_at}) and before its PDF was attached; send again`;
+  return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, lease_until: null, due_rank: null, last_error: reason }, 'failed', at);
 }
 
 /**
@@ -88,7 +116,7 @@ function withOutcomeEvent(record: DeliveryRecord, status: 'sent' | 'failed', at:
 
 export function succeeded(record: DeliveryRecord, now: Date): DeliveryRecord {
   const at = now.toISOString();
-  return withOutcomeEvent({ ...record, status: 'sent', sent_at: at, lease_until: null, last_error: null }, 'sent', at);
+  return withOutcomeEvent({ ...record, status: 'sent', sent_at: at, lease_until: null, due_rank: null, last_error: null }, 'sent', at);
 }
 
 /** A failed attempt: back to the queue with a later due time, or failed for good. */
@@ -98,10 +126,10 @@ export function attemptFailed(record: DeliveryRecord, failure: TransportFailure,
   if (permanent || record.attempts >= policy.maxAttempts) {
     const reason = permanent ? error : `gave up after ${record.attempts} attempts: ${error}`;
     const at = now.toISOString();
-    return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, lease_until: null, last_error: reason }, 'failed', at);
+    return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, lease_until: null, due_rank: null, last_error: reason }, 'failed', at);
   }
   const next = new Date(now.getTime() + backoffMs(record.attempts, policy)).toISOString();
-  return { ...record, status: 'queued', next_attempt_at: next, lease_until: null, last_error: error };
+  return { ...record, status: 'queued', next_attempt_at: next, lease_until: null, due_rank: dueRank(next), last_error: error };
 }
 
 /**
@@ -113,5 +141,5 @@ export function expiredRequest(record: DeliveryRecord, now: Date, maxAgeMs: numb
   if (!(age > maxAgeMs)) return null;
   const at = now.toISOString();
   const reason = `send request expired: made ${record.requested_at}, more than ${Math.round(maxAgeMs / 60_000)} min before it could be delivered; send again`;
-  return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, last_error: reason }, 'failed', at);
+  return withOutcomeEvent({ ...record, status: 'failed', failed_at: at, due_rank: null, last_error: reason }, 'failed', at);
 }

@@ -63,6 +63,21 @@ export class Pdfs {
   }
 
   /**
+   * The document's current PDF, stored, with its blob key and the document's updated_at in it: what a
+   * mail delivery pins when a send is accepted (it then attaches that stored file on every attempt).
+   */
+  async current(tenant: Tenant, kind: DocKind, id: number): Promise<{ etag: string; filename: string; key: string; documentUpdatedAt: string; pdf: Buffer }> {
+    const { etag, filename, key, input } = await this.printed(tenant, kind, id);
+    const pdf = (await this.deps.store.get(key)) ?? (await this.renderOnce(key, input));
+    return { etag, filename, key, documentUpdatedAt: input.doc.updated_at, pdf };
+  }
+
+  /** A stored PDF by its key (a pinned version); null when it is not stored. */
+  stored(key: string): Promise<Buffer | null> {
+    return this.deps.store.get(key);
+  }
+
+  /**
    * The document's ETag and what it is a function of: kept from an earlier request while the revision
    * (read first) is the one it was kept under, else read from the document's and workspace's services.
    */

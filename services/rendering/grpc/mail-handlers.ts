@@ -31,6 +31,7 @@ export function toDelivery(r: DeliveryRecord): Delivery {
     last_error: r.status === 'queued' ? (r.last_error ?? '') : '',
     message_id: r.message_id,
     route: r.route,
+    pdf_etag: r.pdf?.etag ?? '',
   };
 }
 

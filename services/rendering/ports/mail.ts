@@ -48,6 +48,40 @@ export interface DeliveryRecord extends StoredDoc, OutboxFields<DeliveryOutboxPa
   queued_at: string;
   sent_at: string | null;
   failed_at: string | null;
+  /**
+   * Dispatch order of a queued delivery: when it may next be attempted (next_attempt_at, or the end of
+   * the lease of an attempt in flight), as a number that sorts descending (the store's list order) —
+   * see domain/mail-delivery.ts dueRank. null once it is sent or failed.
+   */
+  due_rank?: number | null;
+  /** The PDF of the version sent for, pinned when the request was accepted; every attempt attaches it. */
+  pdf?: PinnedPdf | null;
+}
+
+/** The PDF a delivery attaches: the version current when `send` was accepted, stored by its ETag. */
+export interface PinnedPdf {
+  /** The rendering service's ETag of that version (docs/rendering.md, "ETag = hash of the render input"). */
+  etag: string;
+  /** Its blob key (pdfs/<account>/<live|test>/<etag hex>.pdf): the very stored file a download served. */
+  key: string;
+  filename: string;
+  /** The document's updated_at in that version (equals the send request's requested_at). */
+  document_updated_at: string;
+}
+
+/**
+ * A workspace (tenant) that has queued deliveries: dispatch takes work per lane in turn, so finding the
+ * lanes must not depend on reading any one workspace's backlog. Made active by every accepted request
+ * (a write that bumps the version), made inactive by a dispatcher that found the lane empty — by CAS
+ * on the version it read before looking, so a request accepted meanwhile keeps it active.
+ */
+export interface MailLane extends StoredDoc {
+  key: string;
+  account_id: number;
+  livemode: boolean;
+  active: boolean;
+  /** Requests accepted into this lane (every accept writes the lane, so it changes the version). */
+  accepted: number;
 }
 
 export interface EmailDeliveryChangedPayload {
@@ -91,9 +125,14 @@ export interface TransportFailure {
   message: string;
 }
 
+export interface DeliverOptions {
+  /** The attempt must be over by then (its lease outlasts it): the transport abandons the connection. */
+  deadline?: Date;
+}
+
 export interface MailTransport {
   /** Delivers or throws a TransportFailure-shaped error. */
-  deliver(mail: OutgoingMail): Promise<void>;
+  deliver(mail: OutgoingMail, options?: DeliverOptions): Promise<void>;
 }
 
 export interface PdfDocument {
@@ -101,9 +140,15 @@ export interface PdfDocument {
   filename: string;
 }
 
-/** The rendered (or stored) PDF of a document, as RenderingService.RenderDocumentPdf returns it. */
+/**
+ * The PDF of an invoice for a delivery: pinned once (the version current now, stored), then read back
+ * by its key on every attempt, whatever the document became since.
+ */
 export interface PdfSource {
-  pdf(tenant: Tenant, documentId: number): Promise<PdfDocument>;
+  /** The current version, stored; `document_updated_at` says which version of the document it prints. */
+  pin(tenant: Tenant, documentId: number): Promise<PinnedPdf>;
+  /** The pinned file; throws an EMESSAGE-coded error (permanent) when it is no longer stored. */
+  read(pinned: PinnedPdf): Promise<PdfDocument>;
 }
 
 export interface MailTemplateVars {
