@@ -109,7 +109,7 @@ describe('renderer: one workspace backlog, another workspace arrives', () => {
   });
 
   it('two backlogs alternate', async () => {
-    const { pool, render, started, startedCount, finish } = await warmPool({ poolSize: 1 });
+    const { render, started, startedCount, finish } = await warmPool({ poolSize: 1 });
     const renders = [render('a0', A), render('a1', A), render('a2', A), render('b0', B), render('b1', B)];
     for (let i = 0; i < renders.length; i++) {
       await startedCount(i + 1);
@@ -120,7 +120,7 @@ describe('renderer: one workspace backlog, another workspace arrives', () => {
   });
 
   it('by default a workspace leaves a page for the others: their first render starts at once', async () => {
-    const { pool, render, started, startedCount, finish } = await warmPool({ poolSize: 2 });
+    const { render, started, startedCount, finish } = await warmPool({ poolSize: 2 });
     const backlog = Array.from({ length: 5 }, (_, i) => render(`a${i}`, A));
     await startedCount(1);
     const first = render('b0', B);
@@ -174,7 +174,7 @@ describe('renderer: per-workspace queue bound', () => {
   });
 
   it('live and sandbox renders of one workspace share its lane', async () => {
-    const { pool, render, startedCount, finish } = await warmPool({ poolSize: 1, workspaceQueueMax: 1 });
+    const { render, startedCount, finish } = await warmPool({ poolSize: 1, workspaceQueueMax: 1 });
     const live = render('a0', A);
     await startedCount(1);
     const sandbox = render('a1', { tenant: { account_id: 1, livemode: false } });
@@ -188,7 +188,7 @@ describe('renderer: per-workspace queue bound', () => {
 
 describe('renderer: pre-renders yield to downloads', () => {
   it('a queued pre-render waits while any download can take the page', async () => {
-    const { pool, render, started, startedCount, finish } = await warmPool({ poolSize: 1 });
+    const { render, started, startedCount, finish } = await warmPool({ poolSize: 1 });
     const renders = [render('a0', A), render('p0', of(3, true)), render('a1', A), render('b0', B)];
     for (let i = 0; i < renders.length; i++) {
       await startedCount(i + 1);
