@@ -118,7 +118,7 @@ describe('the document template carries a Content-Security-Policy', () => {
       const page = await browser.newPage();
       const look = async (html: string) => {
         await page.setContent(html, { waitUntil: 'load' });
-        return { shot: await page.screenshot({ fullPage: true }), qrWidth: await page.locator('.qr img').evaluate((img: HTMLImageElement) => img.naturalWidth) };
+        return { shot: await page.screenshot({ fullPage: true }), qrWidth: await page.locator('.qr img').evaluate((img) => (img as { naturalWidth: number }).naturalWidth) };
       };
       const [strict, open] = [await look(withCsp), await look(withoutCsp)];
       expect(strict.qrWidth).toBeGreaterThan(0);
