@@ -2115,7 +2115,7 @@ export interface components {
         /**
          * @description The PDF cannot be rendered right now; retry after `Retry-After` seconds. Codes:
          *     `renderer_unavailable` (Chromium is not installed or cannot start), `renderer_overloaded`
-         *     (too many renders queued), `render_timeout`, `render_failed` (the browser crashed; it is
+         *     (too many renders queued, in all or for this workspace: renders are shared per workspace in turn), `render_timeout`, `render_failed` (the browser crashed; it is
          *     replaced), `service_unavailable` (a service the PDF needs is down).
          */
         RendererUnavailable: {
