@@ -270,6 +270,26 @@ describe('internal network', () => {
   });
 });
 
+describe('init Job, Ingress, ServiceMonitor', () => {
+  it('the init Job is a pre-install/pre-upgrade hook creating topics with the partitions and replication of the values', () => {
+    const objects = render('inv', ['-f', ci('production')]);
+    const job = find(objects, 'Job', 'inv-init');
+    expect(job.metadata.annotations!['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    const env = envOf(job);
+    expect(env.INIT_KAFKA_PARTITIONS.value).toBe('12');
+    expect(env.INIT_KAFKA_REPLICATION_FACTOR.value).toBe('3');
+    expect(env.KAFKA_TOPIC_PREFIX.value).toBe('prod.');
+    expect(job.spec.template.spec.containers[0].command).toEqual(['node', 'dist/deploy/init/main.js']);
+  });
+
+  it('an Ingress to the gateway and a ServiceMonitor scraping every metrics port (production set)', () => {
+    const objects = render('inv', ['-f', ci('production')]);
+    expect(find(objects, 'Ingress', 'inv-gateway').spec.rules[0].http.paths[0].backend.service).toEqual({ name: 'inv-gateway', port: { name: 'http' } });
+    expect(find(objects, 'ServiceMonitor', 'inv-invoicing').spec.endpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' });
+    expect(find(objects, 'Service', 'inv-gateway').spec.ports.map((p: { name: string }) => p.name)).toEqual(['http']);
+  });
+});
+
 /**
  * Least privilege (docs/operations.md "Secrets per workload"): the credentials each workload is given, read
  * from the code — only identity signs sessions (the gateway asks identity, it verifies none itself); every
@@ -432,26 +452,6 @@ describe('NetworkPolicies: egress denied but to explicit destinations', () => {
     expect(renderFailure(['-f', ci('minimal'), '--set', 'engines.smtp.url=smtp://relay:587']).stderr).toMatch(/networkPolicy\.egress\.smtp\.to is required: where rendering reaches smtp/);
     const open = render('inv', ['-f', ci('minimal'), '--set-json', 'networkPolicy.egress.minio.to=[{"ipBlock":{"cidr":"0.0.0.0/0"}}]']).filter((o) => o.kind === 'NetworkPolicy');
     expect(open.filter((p) => destinationsOf(p).includes('0.0.0.0/0')).map(workloadName).sort()).toEqual(['expenses', 'identity', 'init', 'rendering']);
-  });
-});
-
-describe('init Job, Ingress, ServiceMonitor', () => {
-  it('the init Job is a pre-install/pre-upgrade hook creating topics with the partitions and replication of the values', () => {
-    const objects = render('inv', ['-f', ci('production')]);
-    const job = find(objects, 'Job', 'inv-init');
-    expect(job.metadata.annotations!['helm.sh/hook']).toBe('pre-install,pre-upgrade');
-    const env = envOf(job);
-    expect(env.INIT_KAFKA_PARTITIONS.value).toBe('12');
-    expect(env.INIT_KAFKA_REPLICATION_FACTOR.value).toBe('3');
-    expect(env.KAFKA_TOPIC_PREFIX.value).toBe('prod.');
-    expect(job.spec.template.spec.containers[0].command).toEqual(['node', 'dist/deploy/init/main.js']);
-  });
-
-  it('an Ingress to the gateway and a ServiceMonitor scraping every metrics port (production set)', () => {
-    const objects = render('inv', ['-f', ci('production')]);
-    expect(find(objects, 'Ingress', 'inv-gateway').spec.rules[0].http.paths[0].backend.service).toEqual({ name: 'inv-gateway', port: { name: 'http' } });
-    expect(find(objects, 'ServiceMonitor', 'inv-invoicing').spec.endpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' });
-    expect(find(objects, 'Service', 'inv-gateway').spec.ports.map((p: { name: string }) => p.name)).toEqual(['http']);
   });
 });
 

@@ -48,15 +48,6 @@ spec:
             {{- include "invoicing.peerEnv" . | nindent 12 }}
             {{- include "invoicing.engineSecretEnv" (dict "root" $root "needs" $needs) | nindent 12 }}
             {{- include "invoicing.appSecretEnv" . | nindent 12 }}
-            {{- if not $root.Values.tls.enabled }}
-            {{- /*
-            PLAINTEXT OPT-IN (grpcsec, #17): a gRPC server that listens beyond loopback without mTLS is to refuse to
-            start unless an explicit, loudly named variable allows it. tls.enabled=false is that explicit choice:
-            set that variable here once its name is settled, e.g.
-            - name: GRPC_ALLOW_INSECURE_NETWORK
-              value: "true"
-            */}}
-            {{- end }}
             {{- range $v.env }}
             - {{ toJson . }}
             {{- end }}
