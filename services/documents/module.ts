@@ -20,6 +20,7 @@ import { documentsAdminHandlers, documentsHandlers } from './grpc/handlers';
 
 export const documentsModule: ServiceModule = {
   name: 'documents',
+  needs: { secrets: ['cursorSecret'], blobs: false },
   async create({ adapters, secrets, log, peers }) {
     const store = documentsStore(adapters.store);
     const relay = new OutboxRelay([documentsOutbox(store.documents)], adapters.bus, log, outboxRelayOptions());

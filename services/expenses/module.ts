@@ -48,6 +48,7 @@ export function readUploadSweepConfig(env: NodeJS.ProcessEnv = process.env) {
 
 export const expensesModule: ServiceModule = {
   name: 'expenses',
+  needs: { secrets: ['cursorSecret'], blobs: true },
   async create({ adapters, secrets, log, peers }) {
     const config = readExtractionConfig();
     const clock = { now: () => new Date() };

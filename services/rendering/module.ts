@@ -22,6 +22,8 @@ const parts: RenderingPart[] = [mailPart];
 
 export const renderingModule: ServiceModule = {
   name: 'rendering',
+  // PDFs in the blob store; the mail part paginates deliveries.
+  needs: { secrets: ['cursorSecret'], blobs: true },
   async create(deps) {
     const { adapters, log, peers } = deps;
     const { str, int } = readEnv();

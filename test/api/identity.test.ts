@@ -11,7 +11,7 @@ import { mintToken } from '../../services/shared/credentials';
 import { connect } from '../../services/shared/grpc/typed';
 import { Api, eventually } from '../support/api';
 import { createUser, createWorkspace, tokenFor, uniqueEmail, Workspace } from '../support/fixtures';
-import { startSystem, System } from '../support/system';
+import { currentMode, startSystem, System } from '../support/system';
 
 let system: System;
 let api: Api;
@@ -225,9 +225,25 @@ describe('session tokens are bound to this API (aud)', () => {
 });
 
 describe('signing secrets are at least 32 bytes', () => {
-  it.each(['JWT_SECRET', 'URL_SECRET', 'CURSOR_SECRET'])('the system refuses to start with a %s of 31 bytes, naming it', async (name) => {
+  it.each(['JWT_SECRET', 'CURSOR_SECRET'])('the system refuses to start with a %s of 31 bytes, naming it', async (name) => {
     const weak = { ...secrets, [name]: 'x'.repeat(31) };
     await expect(startSystem({ env: weak })).rejects.toThrow(new RegExp(`${name} must be at least 32 bytes`));
+  });
+
+  // URL_SECRET signs only the file-system blob store's URLs: a process reads (and checks) it only there
+  // (docs/operations.md "Secrets per workload"). Distributed processes on MinIO are never given it.
+  it('URL_SECRET is checked where it is read: embedded mode refuses one of 31 bytes; distributed processes on MinIO do not read it', async () => {
+    const weak = { ...secrets, URL_SECRET: 'x'.repeat(31) };
+    if (currentMode() === 'embedded') {
+      await expect(startSystem({ env: weak })).rejects.toThrow(/URL_SECRET must be at least 32 bytes/);
+      return;
+    }
+    const started = await startSystem({ env: weak });
+    try {
+      expect((await fetch(`${started.baseUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await started.stop();
+    }
   });
 });
 

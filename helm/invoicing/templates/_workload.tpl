@@ -5,7 +5,7 @@ service. Args: root, component, values (the component's values).
 {{- define "invoicing.grpcService" -}}
 {{- $root := .root -}}
 {{- $v := .values -}}
-{{- $needs := list "mongo" "kafka" "minio" -}}
+{{- $needs := splitList " " (include "invoicing.enginesOf" .) | compact -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -47,15 +47,7 @@ spec:
             {{- end }}
             {{- include "invoicing.peerEnv" . | nindent 12 }}
             {{- include "invoicing.engineSecretEnv" (dict "root" $root "needs" $needs) | nindent 12 }}
-            {{- include "invoicing.appSecretEnv" $root | nindent 12 }}
-            {{- if eq .component "rendering" }}
-            {{- with $root.Values.engines.smtp }}
-            {{- if or .url .existingSecret }}
-            - name: SMTP_URL
-              valueFrom: {{ include "invoicing.secretKeyRef" (dict "root" $root "ref" . "key" "smtpUrl") | nindent 16 }}
-            {{- end }}
-            {{- end }}
-            {{- end }}
+            {{- include "invoicing.appSecretEnv" . | nindent 12 }}
             {{- range $v.env }}
             - {{ toJson . }}
             {{- end }}
