@@ -141,3 +141,24 @@ export function calendarDate(value: string, field: string): string {
   }
   return value.trim();
 }
+
+/**
+ * Characters that are not shown but change what is shown or how it is read: C0 and C1 controls (Cc) and
+ * format characters (Cf: the bidi overrides, embeddings and isolates such as U+202E that make
+ * `invoice‮fdp.html` display as `invoice.html`, zero-width joiners, the soft hyphen, the BOM).
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}]/gu;
+
+/**
+ * A file name as it may be stored and shown (docs/expenses.md "File names"): the last path segment, no
+ * invisible characters (above), trimmed, at most `maxLength` characters (code points: a cut never splits
+ * a surrogate pair). May be empty: the caller supplies its default. Every name that enters storage, and
+ * every name in a Content-Disposition header, passes through here.
+ */
+export function visibleFileName(name: string, maxLength = 200): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  return Array.from(base.replace(INVISIBLE, '').trim())
+    .slice(0, maxLength)
+    .join('')
+    .trim();
+}
