@@ -4,7 +4,7 @@
 // characters no stored name may have either (bidi overrides, controls: services/shared/validation.ts).
 // Every download says `nosniff`; one shown inline (`?disposition=inline`) is sandboxed by CSP, so a file
 // a browser displays runs no script and reaches no origin, whatever is inside it.
-import { visibleFileName } from '../../services/shared/validation';
+import { withoutInvisible } from '../../services/shared/validation';
 
 export type Disposition = 'attachment' | 'inline';
 
@@ -23,7 +23,7 @@ export function asciiFileName(name: string): string {
 }
 
 export function contentDisposition(type: Disposition, fileName: string): string {
-  const name = visibleFileName(fileName) || FALLBACK_NAME;
+  const name = withoutInvisible(fileName).trim() || FALLBACK_NAME;
   const ascii = asciiFileName(name);
   const header = `${type}; filename="${ascii}"`;
   return ascii === name ? header : `${header}; filename*=UTF-8''${rfc8187(name)}`;

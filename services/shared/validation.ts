@@ -149,15 +149,18 @@ export function calendarDate(value: string, field: string): string {
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}]/gu;
 
+/** `text` without invisible characters (above): the one character rule of file names, stored or sent in headers. */
+export const withoutInvisible = (text: string): string => text.replace(INVISIBLE, '');
+
 /**
  * A file name as it may be stored and shown (docs/expenses.md "File names"): the last path segment, no
- * invisible characters (above), trimmed, at most `maxLength` characters (code points: a cut never splits
- * a surrogate pair). May be empty: the caller supplies its default. Every name that enters storage, and
- * every name in a Content-Disposition header, passes through here.
+ * invisible characters, trimmed, at most `maxLength` characters (code points: a cut never splits a
+ * surrogate pair). May be empty: the caller supplies its default. Every name that enters storage passes
+ * through here.
  */
 export function visibleFileName(name: string, maxLength = 200): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  return Array.from(base.replace(INVISIBLE, '').trim())
+  return Array.from(withoutInvisible(base).trim())
     .slice(0, maxLength)
     .join('')
     .trim();
