@@ -12,8 +12,8 @@ import { imageFile, pdfFile } from '../support/expense-files';
 import { createWorkspace, Workspace } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
 
-/** Short enough that a stalled body is cut within the test, long enough for any real body here (≤ 11 MB on loopback). */
-const UPLOAD_TIMEOUT_MS = 8_000;
+/** Short enough that a stalled body is cut within the test, and far longer than any real body here takes (≤ 11 MB on loopback, under load). */
+const UPLOAD_TIMEOUT_MS = 15_000;
 const MiB = 1024 * 1024;
 
 let system: System;
