@@ -24,7 +24,6 @@ import { MultipartFingerprint } from '../edge/fingerprint';
 import { HttpError } from './errors';
 import { SpoolFile, UploadSpool } from './spool';
 
-export const MAX_FILE_BYTES = MAX_UPLOAD_BYTES;
 /** The form around the file: part headers, boundaries and small fields. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 const CHUNK_BYTES = 64 * 1024;
@@ -60,7 +59,7 @@ export function closingConnection(err: HttpError): HttpError {
 
 const refusal = (status: number, code: string, message: string, extra: Record<string, unknown> = {}) =>
   closingConnection(new HttpError(status, code, message, extra));
-const tooLarge = () => refusal(422, 'file_too_large', `the file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB`, { field: 'file' });
+const tooLarge = () => refusal(422, 'file_too_large', `the file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`, { field: 'file' });
 const incomplete = () => refusal(400, 'upload_incomplete', 'the upload was not received completely');
 const tooManyFiles = () => refusal(400, 'too_many_files', 'send one file per upload, in field `file`', { field: 'file' });
 
@@ -70,7 +69,7 @@ export async function receiveUpload(req: Request, options: ReceiveOptions): Prom
     throw closingConnection(new HttpError(415, 'unsupported_media_type', 'send the file as multipart/form-data, in field `file`', { field: 'Content-Type' }));
   }
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_FILE_BYTES + FORM_OVERHEAD_BYTES) throw tooLarge();
+  if (Number.isFinite(declared) && declared > MAX_UPLOAD_BYTES + FORM_OVERHEAD_BYTES) throw tooLarge();
   const fingerprint = new MultipartFingerprint(req.method, req.originalUrl);
 
   return new Promise<ReceivedUpload>((resolve, reject) => {
@@ -82,7 +81,7 @@ export async function receiveUpload(req: Request, options: ReceiveOptions): Prom
     let settled = false;
     let busboy: Busboy.Busboy;
     try {
-      busboy = Busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
+      busboy = Busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
     } catch {
       reject(refusal(400, 'bad_request', 'the multipart body has no boundary'));
       return;
@@ -91,7 +90,8 @@ export async function receiveUpload(req: Request, options: ReceiveOptions): Prom
       () => fail(refusal(408, 'upload_timeout', `the upload did not arrive within ${Math.ceil(options.timeoutMs / 1000)} s; send it again`)),
       options.timeoutMs,
     );
-    const fail = (err: HttpError) => {
+    /** Settles with a refusal (or, from a failing screen, an unexpected error: a 500, logged). */
+    const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -117,7 +117,7 @@ export async function receiveUpload(req: Request, options: ReceiveOptions): Prom
             try {
               await options.screen(bytes, record.declaredType);
             } catch (err) {
-              fail(err instanceof HttpError ? closingConnection(err) : refusal(400, 'bad_request', 'the upload could not be checked'));
+              fail(err instanceof HttpError ? closingConnection(err) : err);
               return false;
             }
           }

@@ -34,7 +34,7 @@ export type TypeVerdict =
  * none of UPLOAD_TYPES, `file_type_mismatch` when they are, but not what was declared.
  */
 export async function judgeFileType(head: Uint8Array, declaredType: string | null): Promise<TypeVerdict> {
-  const sniffed = (await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES)))?.mime;
+  const sniffed = await sniff(head.subarray(0, SNIFF_BYTES));
   if (!sniffed || !(UPLOAD_TYPES as readonly string[]).includes(sniffed)) {
     const what = sniffed ? `is ${sniffed}` : 'is of no recognised type';
     return { accepted: false, code: 'file_type_not_allowed', message: `the file ${what}; allowed are ${UPLOAD_TYPES.join(', ')}` };
@@ -45,4 +45,13 @@ export async function judgeFileType(head: Uint8Array, declaredType: string | nul
     return { accepted: false, code: 'file_type_mismatch', message: `the file was declared as ${declared} but its content is ${type}` };
   }
   return { accepted: true, type };
+}
+
+/** The sniffed media type; a parser that throws on hostile bytes means "no recognised type" (a 422, never a 500). */
+async function sniff(head: Uint8Array): Promise<string | undefined> {
+  try {
+    return (await fileTypeFromBuffer(head))?.mime;
+  } catch {
+    return undefined;
+  }
 }
