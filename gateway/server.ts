@@ -20,7 +20,8 @@ import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { LeanLane } from './http/lean-lane';
 import { RouteGroups } from './http/route-groups';
-import { receiveUpload } from './http/upload';
+import { closingConnection, receiveUpload } from './http/upload';
+import { readUploadOptions, UploadOptions, UploadSpool } from './http/spool';
 import type { Principal } from '../gen/invoicing/identity/v1/identity';
 import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
 import { docsRoutes } from './openapi/docs-page';
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   signedBlobs?: FsBlobStore;
   /** Edge policies (rate limits, idempotency keys) and the state they share across replicas. */
   edge: { state: EdgeState; config: EdgeConfig };
+  /** Where uploads are spooled and how long their bodies may take (default: from the environment). */
+  uploads?: UploadOptions;
 }
 
 export interface Gateway {
@@ -76,6 +79,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
   const lifecycle = new GatewayLifecycle(options.edge.state, () => testHooks?.release(LISTENER_CLOSED_LATCH));
+  const uploads = options.uploads ?? readUploadOptions();
+  const { spool, removed } = await UploadSpool.open(uploads.spoolDir);
+  if (removed > 0) log.info({ spool_dir: uploads.spoolDir, removed }, 'removed spool files left by a crashed process');
 
   // Every gateway replica sees every identity event (a consumer group of its own).
   const subscription = await options.bus.subscribe(
@@ -300,16 +306,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         if (result.stream) await streamAnswer(res, result, result.stream);
         else writeAnswer(res, answerOf(result));
       } catch (err) {
-        next(err);
+        // An upload refused before its body was read whole (401, 403, 402, 422 …): the rest is never read.
+        next(route.upload && !req.complete ? closingConnection(toHttpError(err, res.locals.requestId as string)) : err);
       }
     };
   }
 
-  /** An upload route: the file is received (spooled) first, then the handler runs — under the
-   * Idempotency-Key when one was sent, with the fingerprint of the streamed form. The spool is
-   * deleted however the request ends. */
+  /** An upload route: admitted before any of the body is read (the plan feature), the file received
+   * (screened on its first bytes, spooled) next, then the handler runs — under the Idempotency-Key when
+   * one was sent, with the fingerprint of the streamed form. The spool is deleted however the request ends. */
   async function runUpload(route: RouteSpec, req: Request, res: Response, ctx: RequestContext, principal: Principal, key: string | undefined) {
-    const upload = await receiveUpload(req);
+    const rule = route.upload!;
+    rule.admit?.(ctx);
+    const upload = await receiveUpload(req, { spool, timeoutMs: uploads.timeoutMs, screen: rule.screen });
     ctx.upload = upload;
     try {
       if (key === undefined) {

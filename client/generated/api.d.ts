@@ -638,6 +638,14 @@ export interface paths {
          *     nothing valid behind it, a truncated PNG, JPEG or GIF — is refused. A refused or interrupted
          *     upload stores nothing.
          *
+         *     Refused early: the plan feature is checked before any of the body is read (402), the type on
+         *     the file's first 4 KiB (422 `file_type_not_allowed`, `file_type_mismatch`), the size at the
+         *     first byte past 10 MB (422 `file_too_large`); the answer comes at once, with
+         *     `Connection: close`, and the rest of the body is not read. The body must arrive within
+         *     `UPLOAD_TIMEOUT_MS` (default 120 s), else 408 `upload_timeout`. The stored file name is the
+         *     part's file name without any path and without control and format characters (bidi overrides
+         *     such as U+202E, zero-width characters), at most 200 characters.
+         *
          *     The answer is the new expense with `extraction_status: pending` and the `job_id` of its
          *     extraction job; poll the expense until it is `completed` or `failed`. When this month's
          *     `ai_expense_extractions` are used up the file is still stored and the expense is `manual`
@@ -2197,6 +2205,21 @@ export interface components {
          * @example req_4f1c2a9b7d3e5f600000000000000017
          */
         "X-Original-Request-Id": string;
+        /**
+         * @description `close`: the upload was refused before its body was read in full; the rest is not read, so the connection is not reused.
+         * @example close
+         */
+        UploadRefusedConnection: "close";
+        /**
+         * @description `nosniff` on every file download: the browser takes the file for its Content-Type, never sniffs it into something else.
+         * @example nosniff
+         */
+        DownloadNoSniff: "nosniff";
+        /**
+         * @description `sandbox` when the file is shown inline (`?disposition=inline`): the browser shows it as a sandboxed document (no scripts, a unique origin). Absent on attachments.
+         * @example sandbox
+         */
+        DownloadSandbox: "sandbox";
         /**
          * @description Strong entity tag of the PDF (quoted); changes whenever anything printed changes.
          * @example "3q2-7wC0a1Zp8xYt4hR1dA"
@@ -4267,9 +4290,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `subscription_inactive`, or `feature_not_in_plan` when the plan lacks `attachment_to_document` (the upload rule of spec §4, which takes precedence over §7's 403 row); `upgrade_url` names where to upgrade. */
+            /** @description `subscription_inactive`, or `feature_not_in_plan` when the plan lacks `attachment_to_document` (the upload rule of spec §4, which takes precedence over §7's 403 row); `upgrade_url` names where to upgrade. Answered before the body is read; the connection is closed. */
             402: {
                 headers: {
+                    Connection: components["headers"]["UploadRefusedConnection"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4282,12 +4306,27 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description `upload_timeout`: the body did not arrive within `UPLOAD_TIMEOUT_MS` (default 120 s). Nothing is stored; the connection is closed. */
+            408: {
+                headers: {
+                    Connection: components["headers"]["UploadRefusedConnection"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description `file_empty`, `file_too_large` (over 10 MB; reading stops there and the connection is closed), `file_type_not_allowed`, `file_type_mismatch` (declared type ≠ the type of the bytes), `file_corrupt` (not a valid file of its type). */
+            /** @description `file_empty`, `file_too_large` (over 10 MB; reading stops there and the connection is closed), `file_type_not_allowed`, `file_type_mismatch` (declared type ≠ the type of the bytes; both judged on the file's first 4 KiB, answered before the rest is read, the connection closed), `file_corrupt` (not a valid file of its type). */
             422: {
                 headers: {
+                    Connection: components["headers"]["UploadRefusedConnection"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4338,10 +4377,12 @@ export interface operations {
             200: {
                 headers: {
                     /**
-                     * @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187).
+                     * @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187); never with control or format characters (bidi overrides).
                      * @example attachment; filename="receipt.pdf"
                      */
                     "Content-Disposition"?: string;
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     /** @example 48213 */
                     "Content-Length"?: number;
                     /**
@@ -4938,6 +4979,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5001,6 +5044,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5064,6 +5109,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5127,6 +5174,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

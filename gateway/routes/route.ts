@@ -3,6 +3,7 @@
 import type { Access, Resource } from '../../services/shared/credentials';
 import { hasScope } from '../../services/shared/credentials';
 import { RequestContext, RouteResult } from '../http/context';
+import type { UploadScreen } from '../http/upload';
 import { GatewayClients } from '../clients';
 
 export type Scope = [Access, Resource];
@@ -37,15 +38,23 @@ export interface RouteSpec {
   refusesFiles?: boolean;
   /**
    * A multipart file upload (gateway/http/upload.ts): the body is not read as JSON but received as a
-   * stream, its file spooled; the handler finds it in ctx.upload.
+   * stream, its file spooled; the handler finds it in ctx.upload. The rule's checks run before the
+   * body is read in full, so a refused upload is answered without receiving it (docs/edge.md "Uploads").
    */
-  upload?: boolean;
+  upload?: UploadRule;
   /**
    * A GET that the gateway also dispatches through its lean lane (gateway/http/lean-lane.ts): the same
    * steps without express's routing. For the hottest reads only (PDF downloads and their 304s).
    */
   lean?: boolean;
   handle(ctx: RequestContext, clients: GatewayClients): Promise<RouteResult>;
+}
+
+export interface UploadRule {
+  /** Checked before any of the body is read (the plan feature: 402). Throws the refusal. */
+  admit?(ctx: RequestContext): void;
+  /** Checked on the file's first bytes, before the rest is read (its type: 422). Throws the refusal. */
+  screen?: UploadScreen;
 }
 
 export const isAccountScoped = (route: RouteSpec) => route.path.startsWith('/accounts/:account_id');

@@ -15,6 +15,7 @@ import { DomainError, fail } from '../../shared/errors';
 import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { appendToOutbox, OutboxEntry } from '../../shared/outbox/entries';
 import { DuplicateId, mutate, UniqueViolation } from '../../shared/store/port';
+import { visibleFileName } from '../../shared/validation';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { ExpenseFileData, ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
 import { FileInspector, UploadType } from '../ports/file-inspector';
@@ -48,12 +49,10 @@ export interface UploadRequest {
 
 const EXTENSIONS: Record<UploadType, string> = { 'application/pdf': 'pdf', 'image/jpeg': 'jpg', 'image/png': 'png', 'image/gif': 'gif' };
 
-/** The client's file name without any path, control characters or excess length; a default when none is left. */
+/** The client's file name as it may be stored (the shared rule: no path, no control or format characters
+ * such as bidi overrides, bounded length); a default when none is left. */
 export function cleanFileName(name: string, type: UploadType): string {
-  const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
-  return clean || `expense.${EXTENSIONS[type]}`;
+  return visibleFileName(name) || `expense.${EXTENSIONS[type]}`;
 }
 
 export const blobKeyOf = (tenant: Tenant, fileId: string) => `expenses/${tenant.account_id}/${tenant.livemode ? 'live' : 'test'}/${fileId}`;
