@@ -10,9 +10,13 @@
 //   are the same URI); everything else stays encoded (`%2F` is not a `/`), and the query string is
 //   left alone (its parser decodes it anyway).
 //
+// - an absolute-form target (`http://host/path`, RFC 9112 §3.2.2, which a server must accept) becomes
+//   its origin form (`/path`): express's router reads it, but the route groups and the lean lane
+//   read the path from the target's first character.
+//
 // Case and a trailing slash need nothing here: both matchers ignore them. Double slashes are not
-// equivalent paths (RFC 3986) and match no route (404). The common target has neither `#` nor `%`:
-// two native scans, nothing else.
+// equivalent paths (RFC 3986) and match no route (404). The common target starts with `/` and has
+// neither `#` nor `%`: a character test and two native scans, nothing else.
 
 /** ALPHA / DIGIT / "-" / "." / "_" / "~" (RFC 3986 §2.3). */
 function isUnreserved(code: number): boolean {
@@ -22,11 +26,22 @@ function isUnreserved(code: number): boolean {
 }
 
 const ESCAPE = /%([0-9A-Fa-f]{2})/g;
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 
-/** `url` without its fragment, with the percent-encoded unreserved characters of its path decoded. */
-export function normalizeTarget(url: string): string {
-  const hash = url.indexOf('#');
-  const target = hash < 0 ? url : url.slice(0, hash);
+/** The origin form of an absolute-form target; any other target as it is (`*` of OPTIONS included). */
+function originForm(url: string): string {
+  if (url.charCodeAt(0) === 0x2f) return url;
+  const authority = ABSOLUTE_FORM.exec(url);
+  if (!authority) return url;
+  const rest = url.slice(authority[0].length);
+  return rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`;
+}
+
+/** `target` in origin form, without its fragment, with the percent-encoded unreserved characters of its path decoded. */
+export function normalizeTarget(target: string): string {
+  const hash = target.indexOf('#');
+  if (hash >= 0) target = target.slice(0, hash);
+  target = originForm(target);
   if (target.indexOf('%') < 0) return target;
   const queryAt = target.indexOf('?');
   const path = queryAt < 0 ? target : target.slice(0, queryAt);
