@@ -67,7 +67,7 @@ describe('request targets are normalised before any matcher reads them', () => {
 });
 
 const config: EdgeConfig['rateLimit'] = { windowMs: 60_000, general: 300, pdf: 30, anonymous: 100, trustProxy: { trusts: () => false } as never };
-const principal = { credential_id: 'key_7', credential_type: CredentialType.CREDENTIAL_TYPE_PAT, scopes: [] } as unknown as Principal;
+const principal = { credential_id: 'key_7', credential_type: CredentialType.CREDENTIAL_TYPE_PERSONAL_ACCESS_TOKEN, scopes: [] } as unknown as Principal;
 
 describe('which budget a class charges', () => {
   it('`pdf` the credential\'s PDF budget, `general` its general budget', () => {
