@@ -20,7 +20,6 @@ import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { LeanLane } from './http/lean-lane';
 import { normalizeTarget } from './http/request-target';
-import { RouteGroups } from './http/route-groups';
 import { receiveUpload } from './http/upload';
 import type { Principal } from '../gen/invoicing/identity/v1/identity';
 import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
@@ -33,7 +32,8 @@ import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
 import { edgeTestHooks, LISTENER_CLOSED_LATCH } from './edge/test-hooks';
 import { allRoutes } from './routes';
-import { bodyScopes, isAccountScoped, missingScope, rateClassOf, routeScopes, RouteSpec } from './routes/route';
+import { mountRoutes } from './routes/mount';
+import { bodyScopes, isAccountScoped, missingScope, routeScopes, RouteSpec } from './routes/route';
 
 export interface GatewayOptions {
   clients: GatewayClients;
@@ -114,33 +114,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi.doc);
   });
-  const router = new RouteGroups();
   const readers = new Map(allRoutes.filter((route) => route.method === 'get').map((route) => [route.path, route]));
   const limiter = rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals);
   // Every request is charged exactly once, to the budget of the route it matched (RouteSpec.rateClass):
-  // the limiter is the first step of each route, in express and in the lean lane alike. What matches
-  // no route is charged to the general budget: OPTIONS before routing (express's router answers it
-  // itself, Allow, without a route), anything else once no route took it (the 404 below).
-  const unrouted = limiter.forClass('general');
-  // The hottest GETs also take the lean lane (gateway/http/lean-lane.ts): the same steps as below, in the
-  // same order, without express's routing. They stay registered with express for what the lane leaves to it.
+  // the limiter is the first step of each route (gateway/routes/mount.ts). The hottest GETs also take the
+  // lean lane (gateway/http/lean-lane.ts): the same steps, in the same order, without express's routing.
+  // They stay registered with express for what the lane leaves to it.
   const lane = new LeanLane(answerError);
-  for (const route of allRoutes) {
-    const handle = handler(route);
-    const charge = limiter.forClass(rateClassOf(route));
-    router.add(route.method, route.path, charge, handle);
-    if (route.lean) lane.get('/api/v1', route.path, [lifecycle.connectionPolicy, assignRequestId, observe, charge, handle]);
-  }
+  const mounted = allRoutes.map((route) => ({ route, handle: handler(route) }));
   if (testHooks) {
-    for (const route of testHooks.routes) router.add(route.method, route.path, limiter.forClass(rateClassOf(route)), handler(route, { documented: false }));
+    mounted.push(...testHooks.routes.map((route) => ({ route, handle: handler(route, { documented: false }) })));
     app.use('/_test/edge', testHooks.control);
   }
-  app.use(
-    '/api/v1',
-    (req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? unrouted(req, res, next) : next()),
-    router.handler(),
-    (req: Request, res: Response, next: NextFunction) => (req.method === 'OPTIONS' ? next() : unrouted(req, res, next)),
-  );
+  const laneSteps = [lifecycle.connectionPolicy, assignRequestId, observe];
+  app.use('/api/v1', ...mountRoutes(mounted, { charge: limiter.forClass, lane, mount: '/api/v1', laneSteps }));
   // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);

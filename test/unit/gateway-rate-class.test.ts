@@ -1,9 +1,9 @@
 // Rate limits by matched route (docs/edge.md, "Rate limits by route class"): the budget of a request
 // is its matched route's declared class, never a pattern over the URL's text. Here: the route table's
 // classes, the request-target normalisation every matcher reads, which budget each class charges,
-// and — through the gateway's own matchers (the lean lane and the route groups, wired as
-// gateway/server.ts wires them) — that every spelling of a PDF download reaches a PDF route and is
-// charged once, to the PDF class.
+// and — through the gateway's own matchers (the lean lane and the route groups, mounted by
+// gateway/routes/mount.ts as the gateway mounts them) — that every spelling of a PDF download reaches
+// a PDF route and is charged once, to the PDF class.
 import express, { NextFunction, Request, Response } from 'express';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -14,8 +14,8 @@ import { EdgeConfig } from '../../gateway/edge/config';
 import { EdgeState } from '../../gateway/edge/ports/edge-state';
 import { LeanLane } from '../../gateway/http/lean-lane';
 import { normalizeTarget } from '../../gateway/http/request-target';
-import { RouteGroups } from '../../gateway/http/route-groups';
 import { allRoutes } from '../../gateway/routes';
+import { mountRoutes } from '../../gateway/routes/mount';
 import { RateClass, rateClassOf } from '../../gateway/routes/route';
 import { createLogger } from '../../services/shared/logger';
 
@@ -97,25 +97,24 @@ describe('which budget a class charges', () => {
 describe('class selection through the gateway\'s matchers', () => {
   let server: http.Server;
   let port: number;
-  const charged: Array<{ rateClass: RateClass; via: string; route: string }> = [];
+  const charged: Array<{ rateClass: RateClass; via: string }> = [];
 
   beforeAll(async () => {
-    // The wiring of gateway/server.ts: each route's first step charges its class; lean routes take the
-    // lane too; what matches no route is charged `general` once; the target is normalised first.
-    const chargeFor = (rateClass: RateClass, via: string, route: string) => (_req: Request, _res: Response, next: NextFunction) => {
-      charged.push({ rateClass, via, route });
+    // The gateway's own mounting (gateway/routes/mount.ts), with a charge step that records its class
+    // and whether the lane ran it, and handlers that answer their route's name.
+    const chargeFor = (rateClass: RateClass) => (req: Request, _res: Response, next: NextFunction) => {
+      charged.push({ rateClass, via: (req as Request & { viaLane?: boolean }).viaLane ? 'lane' : 'express' });
       next();
     };
     const answer = (route: string) => (_req: Request, res: Response) => void res.end(route);
     const lane = new LeanLane((err, _req, res) => void res.end(String(err)));
-    const groups = new RouteGroups();
-    for (const route of allRoutes) {
-      const name = `${route.method} ${route.path}`;
-      groups.add(route.method, route.path, chargeFor(rateClassOf(route), 'express', name), answer(name));
-      if (route.lean) lane.get('/api/v1', route.path, [chargeFor(rateClassOf(route), 'lane', name), answer(name)]);
-    }
+    const mounted = allRoutes.map((route) => ({ route, handle: answer(`${route.method} ${route.path}`) }));
     const app = express();
-    app.use('/api/v1', groups.handler(), chargeFor('general', 'express', 'none'));
+    const markLane = (req: Request, _res: Response, next: NextFunction) => {
+      (req as Request & { viaLane?: boolean }).viaLane = true;
+      next();
+    };
+    app.use('/api/v1', ...mountRoutes(mounted, { charge: chargeFor, lane, mount: '/api/v1', laneSteps: [markLane] }));
     app.use((_req, res) => void res.status(404).end('none'));
     server = http.createServer((req, res) => {
       req.url = normalizeTarget(req.url ?? '/');
@@ -151,20 +150,27 @@ describe('class selection through the gateway\'s matchers', () => {
     ['/api/v1/accounts/1/invoices/2/pdf?disposition=inline#x', 'lane'],
     ['http://gateway/api/v1/accounts/1/invoices/2/pdf', 'lane'], // absolute form, in its origin form
   ])('GET %s reaches the PDF route through the %s and is charged once, as pdf', async (path, via) => {
-    expect(await send('GET', path)).toEqual({ answered: pdfRoute, charged: [{ rateClass: 'pdf', via, route: pdfRoute }] });
+    expect(await send('GET', path)).toEqual({ answered: pdfRoute, charged: [{ rateClass: 'pdf', via }] });
   });
 
   it.each(['/api/v1/accounts/1/invoices/2/pdf', '/api/v1/accounts/1/invoices/2/pdf#x', '/api/v1/accounts/1/invoices/2/%70df', '/API/V1/accounts/1/invoices/2/pdf/'])(
     'HEAD %s is left to express, reaches the PDF route and is charged once, as pdf',
     async (path) => {
-      expect((await send('HEAD', path)).charged).toEqual([{ rateClass: 'pdf', via: 'express', route: pdfRoute }]);
+      expect((await send('HEAD', path)).charged).toEqual([{ rateClass: 'pdf', via: 'express' }]);
     },
   );
 
   it('every spelling of sign-in is charged once, as sign_in', async () => {
     for (const path of ['/api/v1/auth/sign_in#x', '/api/v1/AUTH/SIGN_IN/', '/api/v1/auth/%73ign_in', '/api/v1/auth/sign_in?x#y']) {
-      expect({ path, ...(await send('POST', path)) }).toEqual({ path, answered: 'post /auth/sign_in', charged: [{ rateClass: 'sign_in', via: 'express', route: 'post /auth/sign_in' }] });
+      expect({ path, ...(await send('POST', path)) }).toEqual({ path, answered: 'post /auth/sign_in', charged: [{ rateClass: 'sign_in', via: 'express' }] });
     }
+  });
+
+  it('OPTIONS, which express answers itself (Allow) for a route path, is charged once, as general — on a route path or not', async () => {
+    const onRoute = await send('OPTIONS', '/api/v1/accounts/1/invoices/2/pdf');
+    expect(onRoute.answered).toContain('GET');
+    expect(onRoute.charged).toEqual([{ rateClass: 'general', via: 'express' }]);
+    expect(await send('OPTIONS', '/api/v1/no/such/route')).toEqual({ answered: 'none', charged: [{ rateClass: 'general', via: 'express' }] });
   });
 
   it('a target that matches no route (double slashes, an encoded slash, a GET of sign-in) is charged once, as general', async () => {
@@ -173,7 +179,7 @@ describe('class selection through the gateway\'s matchers', () => {
       ['GET', '/api/v1/accounts/1/invoices/2/pdf%2F'],
       ['GET', '/api/v1/auth/sign_in'],
     ]) {
-      expect({ path, ...(await send(method, path)) }).toEqual({ path, answered: 'none', charged: [{ rateClass: 'general', via: 'express', route: 'none' }] });
+      expect({ path, ...(await send(method, path)) }).toEqual({ path, answered: 'none', charged: [{ rateClass: 'general', via: 'express' }] });
     }
   });
 });
