@@ -19,7 +19,7 @@ import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { LeanLane } from './http/lean-lane';
-import { RouteGroups } from './http/route-groups';
+import { normalizeTarget } from './http/request-target';
 import { closingConnection, receiveUpload } from './http/upload';
 import { readUploadOptions, UploadOptions, UploadSpool } from './http/spool';
 import type { Principal } from '../gen/invoicing/identity/v1/identity';
@@ -33,6 +33,7 @@ import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
 import { edgeTestHooks, LISTENER_CLOSED_LATCH } from './edge/test-hooks';
 import { allRoutes } from './routes';
+import { mountRoutes } from './routes/mount';
 import { bodyScopes, isAccountScoped, missingScope, routeScopes, RouteSpec } from './routes/route';
 
 export interface GatewayOptions {
@@ -119,22 +120,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi.doc);
   });
-  const router = new RouteGroups();
   const readers = new Map(allRoutes.filter((route) => route.method === 'get').map((route) => [route.path, route]));
   const limiter = rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals);
-  // The hottest GETs also take the lean lane (gateway/http/lean-lane.ts): the same steps as below, in the
-  // same order, without express's routing. They stay registered with express for what the lane leaves to it.
+  // Every request is charged exactly once, to the budget of the route it matched (RouteSpec.rateClass):
+  // the limiter is the first step of each route (gateway/routes/mount.ts). The hottest GETs also take the
+  // lean lane (gateway/http/lean-lane.ts): the same steps, in the same order, without express's routing.
+  // They stay registered with express for what the lane leaves to it.
   const lane = new LeanLane(answerError);
-  for (const route of allRoutes) {
-    const handle = handler(route);
-    router.add(route.method, route.path, handle);
-    if (route.lean) lane.get('/api/v1', route.path, [lifecycle.connectionPolicy, assignRequestId, observe, limiter, handle]);
-  }
+  const mounted = allRoutes.map((route) => ({ route, handle: handler(route) }));
   if (testHooks) {
-    for (const route of testHooks.routes) router.add(route.method, route.path, handler(route, { documented: false }));
+    mounted.push(...testHooks.routes.map((route) => ({ route, handle: handler(route, { documented: false }) })));
     app.use('/_test/edge', testHooks.control);
   }
-  app.use('/api/v1', limiter, router.handler());
+  const laneSteps = [lifecycle.connectionPolicy, assignRequestId, observe];
+  app.use('/api/v1', ...mountRoutes(mounted, { charge: limiter.forClass, lane, mount: '/api/v1', laneSteps }));
   // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);
@@ -265,6 +264,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           body: undefined,
           req,
           signIns,
+          forgetCredential: (credentialId) => principals.evictCredential(credentialId),
         };
         if (principal && isAccountScoped(route)) {
           const pending = workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
@@ -366,6 +366,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     listen: (port, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+          // One spelling per route for every matcher below (gateway/http/request-target.ts).
+          req.url = normalizeTarget(req.url ?? '/');
           if (!lane.dispatch(req, res)) app(req, res);
         });
         server.once('error', reject);

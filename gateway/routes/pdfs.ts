@@ -21,6 +21,8 @@ export const pdfRoutes: RouteSpec[] = KINDS.map((kind) => ({
   scope: ['read', kind.segment],
   // Revalidated (If-None-Match → 304) far more often than anything else is read.
   lean: true,
+  // Spec §8: 30/min per credential, counted apart from the general budget.
+  rateClass: 'pdf',
   handle: async (ctx, { rendering }) => {
     const res = await rendering.renderDocumentPdf(
       {

@@ -8,6 +8,14 @@ import { GatewayClients } from '../clients';
 
 export type Scope = [Access, Resource];
 
+/**
+ * The rate-limit budget a route's requests are charged to (docs/edge.md, "Rate limits"), chosen from
+ * the matched route — never from the URL's text, which has many spellings for one route:
+ * `general` (the default) per credential; `pdf` the separate PDF budget per credential; `sign_in`
+ * always the client address, whatever credential the request carries.
+ */
+export type RateClass = 'general' | 'pdf' | 'sign_in';
+
 export interface RouteSpec {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Relative to /api/v1, in express syntax. Paths under /accounts/:account_id resolve the workspace. */
@@ -47,6 +55,8 @@ export interface RouteSpec {
    * steps without express's routing. For the hottest reads only (PDF downloads and their 304s).
    */
   lean?: boolean;
+  /** The budget its requests are charged to; default `general`. */
+  rateClass?: RateClass;
   handle(ctx: RequestContext, clients: GatewayClients): Promise<RouteResult>;
 }
 
@@ -56,6 +66,8 @@ export interface UploadRule {
   /** Checked on the file's first bytes, before the rest is read (its type: 422). Throws the refusal. */
   screen?: UploadScreen;
 }
+
+export const rateClassOf = (route: RouteSpec): RateClass => route.rateClass ?? 'general';
 
 export const isAccountScoped = (route: RouteSpec) => route.path.startsWith('/accounts/:account_id');
 
