@@ -19,6 +19,7 @@ import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { LeanLane } from './http/lean-lane';
+import { closeLingering } from './http/linger';
 import { normalizeTarget } from './http/request-target';
 import { closingConnection, receiveUpload } from './http/upload';
 import { readUploadOptions, UploadOptions, UploadSpool } from './http/spool';
@@ -151,8 +152,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => answerError(err, req, res));
 
   /** The one error writer of the app and of the lean lane. */
-  function answerError(err: unknown, _req: Request, res: Response): void {
-    sendError(res, toHttpError(err, res.locals.requestId as string));
+  function answerError(err: unknown, req: Request, res: Response): void {
+    const answer = toHttpError(err, res.locals.requestId as string);
+    if (answer.headers.connection === 'close') closeLingering(req);
+    sendError(res, answer);
   }
 
   function toHttpError(err: unknown, requestId: string): HttpError {
