@@ -1,11 +1,14 @@
 // Embedded mode (the default of `npm start`): every service and the gateway in one process, still
-// talking gRPC over loopback; data in DATA_DIR (SQLite) unless engine URLs are configured.
+// talking gRPC, over Unix sockets only this user can open (DATA_DIR/grpc, 0700/0600): no gRPC port on TCP,
+// so no other local account reaches the services or the admin services; the CLI finds the sockets in
+// DATA_DIR/runtime.json. Data in DATA_DIR (SQLite) unless engine URLs are configured.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bindAdapters } from '../../services/shared/adapters';
 import { FsBlobStore } from '../../services/shared/blobs/fs';
 import { readEngineUrls, readEnv } from '../../services/shared/config';
 import { ServiceServers, startServiceServers } from '../../services/shared/grpc/server';
+import { privateSocketDirectory } from '../../services/shared/grpc/local-socket';
 import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { createLogger } from '../../services/shared/logger';
 import { startObservability } from '../../services/shared/observability/process';
@@ -19,7 +22,7 @@ import { serviceModules } from '../modules';
 
 async function main(): Promise<void> {
   const log = createLogger('embedded');
-  // One process talking to itself on loopback: no mTLS (docs/architecture.md "Internal network").
+  // One process talking to itself over private Unix sockets: no mTLS (docs/architecture.md "Internal network").
   usePlaintextMesh();
   const { int, str, optional } = readEnv();
   const dataDir = path.resolve(str('DATA_DIR', '.data'));
@@ -33,14 +36,19 @@ async function main(): Promise<void> {
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, dataDir, config: edgeConfig });
 
+  const sockets = privateSocketDirectory(dataDir);
   const addresses: Record<string, string> = {};
-  // Admin services listen on a loopback port of their own, found by the CLI in runtime.json.
+  // Admin services listen on a socket of their own, found by the CLI in runtime.json.
   const adminAddresses: Record<string, string> = {};
   const servers: ServiceServers[] = [];
   const stops: Array<() => Promise<void>> = [];
   for (const module of serviceModules) {
     const service = await module.create({ adapters, secrets, log: log.child({ service: module.name }), peers: { ...addresses } });
-    const server = await startServiceServers({ bindings: service.bindings, log: log.child({ service: module.name }) });
+    const server = await startServiceServers({
+      bindings: service.bindings,
+      sockets: { service: sockets.socket(module.name), admin: sockets.socket(`${module.name}-admin`) },
+      log: log.child({ service: module.name }),
+    });
     addresses[module.name] = server.service.address;
     if (server.admin) adminAddresses[module.name] = server.admin.address;
     servers.push(server);
@@ -61,7 +69,7 @@ async function main(): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : port;
   if (adapters.blobs instanceof FsBlobStore) adapters.blobs.setBaseUrl(optional('PUBLIC_URL') ?? `http://127.0.0.1:${boundPort}`);
   // The admin CLI finds the running system through this file.
-  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses }, null, 2));
+  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses }, null, 2), { mode: 0o600 });
 
   const admin = connectAdmin(adminAddresses.identity);
   const demo = await admin.bootstrap({ email: 'demo@example.com', password: 'demo-password' });
@@ -82,6 +90,7 @@ async function main(): Promise<void> {
     await gateway.drain(drain);
     clients.close();
     await Promise.all(servers.map((s) => s.shutdown(0)));
+    sockets.remove();
     for (const s of stops) await s();
     await adapters.close();
     await edgeState.close();
