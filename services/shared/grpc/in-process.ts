@@ -20,7 +20,18 @@ import { ConfigError } from '../config';
 import { fromServiceError } from './errors';
 import { authorised } from './mesh';
 import { observeClientCall } from './observe';
-import type { CallOptions, ServiceBinding } from './typed';
+
+// typed.ts's ServiceBinding and CallOptions, as far as this file reads them (typed.ts imports this file).
+interface ServiceBinding {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+  name: string;
+  callers?: readonly string[];
+  admin?: boolean;
+}
+interface CallOptions {
+  timeoutMs?: number;
+}
 
 const SCHEME = 'in-process:';
 /** Messages a stream buffers before the writer waits (grpc-js's write() returns false likewise). */
@@ -204,11 +215,11 @@ class InProcessReadableCall extends InProcessServerCall implements AsyncIterable
  * A client whose calls run the handlers of `address`'s target in this process (see the file's comment);
  * `metadataOf` builds a call's metadata exactly as the grpc-js client does.
  */
-export function connectInProcess(
+export function connectInProcess<O extends CallOptions>(
   definition: grpc.ServiceDefinition,
   serviceName: string,
   address: string,
-  metadataOf: (call: CallOptions) => grpc.Metadata,
+  metadataOf: (call: O) => grpc.Metadata,
 ): Record<string, unknown> {
   const match = /^in-process:([^?]+)\?caller=(.+)$/.exec(address);
   if (!match) throw new ConfigError(`${address} is not an in-process address (in-process:<target>?caller=<identity>)`);
@@ -248,7 +259,7 @@ export function connectInProcess(
     };
 
     if (requestStream && !responseStream) {
-      typed[method] = (requests: AsyncIterable<unknown> | Iterable<unknown>, options: CallOptions = {}) => {
+      typed[method] = (requests: AsyncIterable<unknown> | Iterable<unknown>, options: O = {} as O) => {
         const metadata = metadataOf(options);
         const observed = observeClientCall(serviceName, method, metadata);
         return new Promise((resolve, reject) => {
@@ -292,7 +303,7 @@ export function connectInProcess(
     }
 
     if (responseStream && !requestStream) {
-      typed[method] = (request: unknown, options: CallOptions = {}) => ({
+      typed[method] = (request: unknown, options: O = {} as O) => ({
         async *[Symbol.asyncIterator]() {
           const metadata = metadataOf(options);
           const observed = observeClientCall(serviceName, method, metadata);
@@ -321,7 +332,7 @@ export function connectInProcess(
       continue;
     }
 
-    typed[method] = (request: unknown, options: CallOptions = {}) => {
+    typed[method] = (request: unknown, options: O = {} as O) => {
       const metadata = metadataOf(options);
       const observed = observeClientCall(serviceName, method, metadata);
       return new Promise((resolve, reject) => {
