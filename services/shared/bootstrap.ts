@@ -36,8 +36,9 @@ export async function runService(module: ServiceModule): Promise<void> {
       bindings: service.bindings,
       host,
       port: int('GRPC_PORT', 0),
-      // Admin services (identity's, documents') never share the service port (docs/architecture.md).
-      adminHost: optional('ADMIN_GRPC_HOST') ?? host,
+      // Admin services (identity's, documents') never share the service port (docs/architecture.md);
+      // their host defaults to GRPC_HOST.
+      adminHost: optional('ADMIN_GRPC_HOST'),
       adminPort: int('ADMIN_GRPC_PORT', DEFAULT_ADMIN_GRPC_PORT),
       healthPort: healthPort === undefined ? undefined : int('GRPC_HEALTH_PORT', 0),
       log,

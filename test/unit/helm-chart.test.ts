@@ -268,6 +268,17 @@ describe('internal network', () => {
     for (const name of ['contacts', 'rendering', 'expenses']) expect(admitted(name, 'grpc-admin')).toEqual([]);
     for (const o of objects.filter((x) => x.kind === 'NetworkPolicy')) expect(o.spec.policyTypes).toEqual(['Ingress', 'Egress']);
   });
+
+  it('gRPC servers bind 0.0.0.0 in plaintext only when tls.enabled=false says so (GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK)', () => {
+    const consent = (objects: K8s[], name: string) => envOf(find(objects, 'Deployment', `inv-${name}`)).GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK;
+    const mtls = render('inv', ['-f', ci('minimal')]);
+    const plaintext = render('inv', ['-f', ci('minimal'), '--set', 'tls.enabled=false']);
+    for (const name of SERVICES) {
+      expect(envOf(find(mtls, 'Deployment', `inv-${name}`)).GRPC_TLS_DIR).toBeDefined();
+      expect(consent(mtls, name)).toBeUndefined();
+      expect(consent(plaintext, name)).toEqual({ name: 'GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK', value: 'i-understand' });
+    }
+  });
 });
 
 describe('init Job, Ingress, ServiceMonitor', () => {

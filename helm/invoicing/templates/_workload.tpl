@@ -37,6 +37,11 @@ spec:
             {{- include "invoicing.commonEnv" . | nindent 12 }}
             - name: GRPC_HOST
               value: "0.0.0.0"
+            {{- /* tls.enabled=false is the operator's choice of plaintext (values.yaml): the servers would refuse it otherwise. */}}
+            {{- if not $root.Values.tls.enabled }}
+            - name: GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK
+              value: "i-understand"
+            {{- end }}
             - name: GRPC_PORT
               value: {{ $root.Values.ports.grpc | quote }}
             - name: GRPC_HEALTH_PORT
