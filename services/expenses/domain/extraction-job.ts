@@ -64,21 +64,32 @@ export function uploaded(jobId: string, metered: boolean, now: Date): Extraction
 
 export interface RetryRules {
   hasFile: boolean;
-  /** No retry within this long after a completion (the result is fresh; spec §3). */
+  /** No retry within this long after a job ended, completed or failed (spec §3; EXTRACTION_RETRY_COOLDOWN_MS). */
   cooldownMs: number;
 }
 
+/** When the current job ended (completed or failed), epoch ms; null while none has ended. */
+function endedAt(state: ExtractionState): number | null {
+  if (state.extraction_status === 'completed') return state.extraction_completed_at ?? null;
+  if (state.extraction_status === 'failed' && state.extraction_job?.finished_at) return Date.parse(state.extraction_job.finished_at);
+  return null;
+}
+
 /**
- * Checks a retry_extraction request (spec §3): 422 `no_attachment` without a file, 422
- * `retry_cooldown` within the cooldown after a completion. Throws; returns nothing.
+ * Checks a retry_extraction request (spec §3): 422 `no_attachment` without a file; 422
+ * `extraction_in_progress` while a job is pending or processing (one job per expense at a time: each
+ * retry would otherwise start another escalated job and take another quota unit); 422 `retry_cooldown`
+ * within the cooldown after a job ended, completed or failed. Throws; returns nothing.
  */
 export function checkRetry<S extends ExtractionState>(state: S, rules: RetryRules, now: Date): void {
   if (!rules.hasFile) throw fail.precondition('no_attachment', 'this expense has no attached file to extract from');
-  if (state.extraction_status === 'completed' && state.extraction_completed_at) {
-    const wait = state.extraction_completed_at + rules.cooldownMs - now.getTime();
-    if (wait > 0) {
-      throw fail.precondition('retry_cooldown', `the extraction completed recently; retry in ${Math.ceil(wait / 1000)} s`);
-    }
+  if (state.extraction_status === 'pending' || state.extraction_status === 'processing') {
+    throw fail.precondition('extraction_in_progress', `an extraction of this expense is ${state.extraction_status}; retry after it ends`);
+  }
+  const ended = endedAt(state);
+  if (ended !== null) {
+    const wait = ended + rules.cooldownMs - now.getTime();
+    if (wait > 0) throw fail.precondition('retry_cooldown', `the extraction ended recently; retry in ${Math.ceil(wait / 1000)} s`);
   }
 }
 
