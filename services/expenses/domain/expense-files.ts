@@ -34,8 +34,11 @@ export interface ExpenseFilesHooks {
 export interface ExpenseFilesOptions {
   /** retry_extraction is refused this long after a completion (EXTRACTION_RETRY_COOLDOWN_MS). */
   retryCooldownMs: number;
-  /** Called after a write that queued a job (wakes the outbox relay; marks the workspace's extraction lane). */
-  onQueued?: (expense: ExpenseRecord) => void;
+  /**
+   * Called after a write that queued a job, before the answer: marks the workspace's extraction lane,
+   * then wakes the outbox relay. A failure here fails nothing (the worker's repair scan touches the lane).
+   */
+  onQueued?: (expense: ExpenseRecord) => Promise<void>;
 }
 
 export interface UploadRequest {
@@ -143,7 +146,7 @@ export class ExpenseFiles {
       }
       if (ticket) {
         await this.quota.commit(ticket).catch(() => undefined); // a hold left behind is committed by reconcile (the job exists)
-        this.options.onQueued?.(inserted);
+        await this.options.onQueued?.(inserted).catch(() => undefined);
       }
       await this.settle(id, 'done');
       return inserted;
@@ -230,7 +233,7 @@ export class ExpenseFiles {
       return written;
     }
     await this.quota.commit(ticket).catch(() => undefined);
-    this.options.onQueued?.(written);
+    await this.options.onQueued?.(written).catch(() => undefined);
     return written;
   }
 }

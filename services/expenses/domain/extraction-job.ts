@@ -32,6 +32,9 @@ export interface ExtractionState {
   extraction_job?: ExtractionJob | null;
   /** Epoch ms when the last job completed (the retry cooldown counts from it). */
   extraction_completed_at?: number | null;
+  /** The job's place in its workspace's queue: minus the epoch ms it was requested, so the store's
+   * descending order reads the oldest first (domain/extraction-queue.ts). */
+  job_rank?: number | null;
 }
 
 export const noExtraction = (): ExtractionState => ({
@@ -41,6 +44,9 @@ export const noExtraction = (): ExtractionState => ({
   extraction_job: null,
   extraction_completed_at: null,
 });
+
+/** Oldest first under the store's descending order (see ExtractionState.job_rank). */
+export const jobRank = (requested: Date) => -requested.getTime();
 
 const newJob = (id: string, tier: ExtractionTier, now: Date): ExtractionJob => ({
   id,
@@ -59,7 +65,7 @@ const newJob = (id: string, tier: ExtractionTier, now: Date): ExtractionJob => (
  */
 export function uploaded(jobId: string, metered: boolean, now: Date): ExtractionState {
   if (!metered) return noExtraction();
-  return { ...noExtraction(), extraction_status: 'pending', job_id: jobId, extraction_job: newJob(jobId, 'standard', now) };
+  return { ...noExtraction(), extraction_status: 'pending', job_id: jobId, extraction_job: newJob(jobId, 'standard', now), job_rank: jobRank(now) };
 }
 
 export interface RetryRules {
@@ -101,6 +107,7 @@ export function retried<S extends ExtractionState>(state: S, jobId: string, now:
     rejected_job_id: state.job_id ?? state.rejected_job_id,
     job_id: jobId,
     extraction_job: newJob(jobId, 'escalated', now),
+    job_rank: jobRank(now),
   };
 }
 
