@@ -1,8 +1,9 @@
 // The extraction job runner and the upload/retry use cases (services/expenses/domain/extraction-runner.ts,
 // expense-files.ts) on a real SQLite store and filesystem blobs, with a fake Extractor: the result is
 // written, a failure ends `failed` with its reason within the time limit, a job interrupted by a crash
-// (driven by hooks, never sleeps) is taken again after its lease and never left in processing, a retry
-// supersedes a running job, and the outbox carries one extraction_requested event per job.
+// (driven by hooks, never sleeps) is taken again after its lease and never left in processing, a retry is
+// refused while a job is due, quota and job commit together (crashes between them driven by hooks), and
+// the outbox carries one extraction_requested event per job.
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
