@@ -1,4 +1,5 @@
-// Wires the expenses service: its store, the contacts service as the supplier directory, the blob store
+// Wires the expenses service: its store, the contacts service as the supplier directory, the documents
+// service for the workspace's default currency, the blob store
 // for files, the extraction job machinery (outbox relay to invoicing.expenses.v1, the worker that runs
 // jobs through the Extractor), and its handlers to gRPC.
 import { ExpensesServiceService } from '../../gen/invoicing/expenses/v1/expenses';
@@ -12,6 +13,7 @@ import { ExtractionWorker } from './adapters/extraction-worker';
 import { expensesOutbox, expensesStore } from './adapters/expenses-store';
 import { fileInspector } from './adapters/file-inspector';
 import { GrpcSuppliers } from './adapters/grpc-suppliers';
+import { GrpcWorkspaceSettings } from './adapters/grpc-workspace-settings';
 import { UploadSweepTimer } from './adapters/upload-sweep-timer';
 import { ContactsSupplierMatcher } from './adapters/supplier-matcher';
 import { ExpenseFiles } from './domain/expense-files';
@@ -58,7 +60,8 @@ export const expensesModule: ServiceModule = {
     const clock = { now: () => new Date() };
     const store = expensesStore(adapters.store);
     const suppliers = new GrpcSuppliers(peers.contacts);
-    const expenses = new Expenses(store, suppliers, clock);
+    const workspace = new GrpcWorkspaceSettings(peers.documents);
+    const expenses = new Expenses(store, suppliers, workspace, clock);
     const relay = new OutboxRelay(
       [expensesOutbox(store.expenses)],
       adapters.bus,
@@ -102,6 +105,7 @@ export const expensesModule: ServiceModule = {
         await relay.stop();
         await extractor.close?.();
         suppliers.close();
+        workspace.close();
       },
     };
   },

@@ -17,7 +17,7 @@ identity documents
 {{- define "invoicing.callers" -}}
 identity: [gateway, documents, rendering, expenses]
 contacts: [gateway, documents, expenses]
-documents: [gateway, rendering]
+documents: [gateway, rendering, expenses]
 rendering: [gateway]
 expenses: [gateway]
 {{- end -}}
