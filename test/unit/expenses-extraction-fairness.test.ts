@@ -150,3 +150,13 @@ describe('repair: work a dead process left behind is found', () => {
     expect(await s.replica1.next()).toMatchObject({ expenseId: expense.id });
   });
 });
+
+describe('deleted expenses never hold up their workspace', () => {
+  it('pending jobs of deleted expenses at the head of the queue are skipped', async () => {
+    const s = setup({ perWorkspace: 1 });
+    const deleted = [await s.upload(A), await s.upload(A), await s.upload(A)];
+    const live = await s.upload(A);
+    for (const e of deleted) await s.store.expenses.update({ ...(await s.store.expenses.get(e.id))!, deleted: new Date().toISOString() });
+    expect(await s.replica1.next()).toMatchObject({ expenseId: live.id });
+  });
+});

@@ -85,8 +85,8 @@ export class ExtractionQueue {
     const heads = await Promise.all(
       lanes.map(async (lane) => {
         // Up to `perWorkspace` pending jobs may be reserved by other workers and not yet claimed: one more is free.
-        const pending = await this.store.expenses.list({ where: { ...tenantWhere(lane), extraction_status: 'pending' }, orderBy: ['job_rank'], limit: perWorkspace + 1 });
-        const due = pending.filter((e) => e.deleted === null && e.job_id);
+        const pending = await this.store.expenses.list({ where: { ...tenantWhere(lane), extraction_status: 'pending', deleted: null }, orderBy: ['job_rank'], limit: perWorkspace + 1 });
+        const due = pending.filter((e) => e.job_id);
         if (due.length === 0) await this.lanes.retire(lane);
         return { lane, due };
       }),
