@@ -708,11 +708,13 @@ export interface paths {
          * Retry an expense's extraction
          * @description Extracts the fields again with the escalated tier. Needs manage:expenses.
          *     Starts a new extraction job (`extraction_status: pending`, a new `job_id`); the previous
-         *     `job_id` becomes `rejected_job_id` and the new job runs the more capable `escalated` tier. A
-         *     job still running is superseded (its result is discarded). Counts against this month's
-         *     `ai_expense_extractions`. Refused with 422 `no_attachment` when the expense has no file and
-         *     422 `retry_cooldown` within `EXTRACTION_RETRY_COOLDOWN_MS` (default 5 minutes) after a
-         *     completed extraction; 402 `extraction_quota_exhausted` when the quota is used up.
+         *     `job_id` becomes `rejected_job_id` and the new job runs the more capable `escalated` tier.
+         *     Counts against this month's `ai_expense_extractions` (the unit is taken only if the job is
+         *     written). One job per expense at a time: refused with 422 `extraction_in_progress` while a job
+         *     is `pending` or `processing`; 422 `retry_cooldown` within `EXTRACTION_RETRY_COOLDOWN_MS`
+         *     (default 5 minutes) after a job ended, `completed` or `failed`; 422 `no_attachment` when the
+         *     expense has no file; 402 `extraction_quota_exhausted` when the quota is used up. A refusal
+         *     changes nothing and takes no unit.
          */
         post: operations["retryExpenseExtraction"];
         delete?: never;
@@ -4466,7 +4468,19 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["Unprocessable"];
+            /** @description `extraction_in_progress` (a job is pending or processing), `retry_cooldown` (a job ended within the cooldown), `no_attachment` (no file). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];

@@ -37,3 +37,11 @@ export const fakePdf = () => Buffer.concat([Buffer.from('%PDF-1.7\n'), randomByt
 
 /** The first `fraction` of a file: a download or copy cut off. */
 export const truncated = (file: Buffer, fraction = 0.6) => file.subarray(0, Math.floor(file.length * fraction));
+
+/** A scanned-looking invoice: `text` drawn on a white A4 page at 150 dpi as PNG (it takes a real OCR job). */
+export async function invoiceImage(text = INVOICE_TEXT): Promise<Buffer> {
+  const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const lines = text.split('\n').map((line, i) => `<text x="80" y="${150 + i * 60}" font-family="sans-serif" font-size="32">${escape(line)}</text>`);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="1240" height="1754"><rect width="100%" height="100%" fill="white"/>${lines.join('')}</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}

@@ -260,7 +260,7 @@ describe('internal network', () => {
       );
     };
     expect(admitted('identity', 'grpc').sort()).toEqual(['documents', 'expenses', 'gateway', 'rendering']);
-    expect(admitted('documents', 'grpc').sort()).toEqual(['gateway', 'rendering']);
+    expect(admitted('documents', 'grpc').sort()).toEqual(['expenses', 'gateway', 'rendering']);
     expect(admitted('contacts', 'grpc').sort()).toEqual(['admin', 'documents', 'expenses', 'gateway']);
     expect(admitted('rendering', 'grpc')).toEqual(['gateway']);
     expect(admitted('expenses', 'grpc')).toEqual(['gateway']);

@@ -45,7 +45,7 @@ init: { engines: [mongo, kafka, minio], secrets: [] }
 {{- define "invoicing.callers" -}}
 identity: [gateway, documents, rendering, expenses]
 contacts: [gateway, documents, expenses]
-documents: [gateway, rendering]
+documents: [gateway, rendering, expenses]
 rendering: [gateway]
 expenses: [gateway]
 {{- end -}}

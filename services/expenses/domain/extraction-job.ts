@@ -32,6 +32,9 @@ export interface ExtractionState {
   extraction_job?: ExtractionJob | null;
   /** Epoch ms when the last job completed (the retry cooldown counts from it). */
   extraction_completed_at?: number | null;
+  /** The job's place in its workspace's queue: minus the epoch ms it was requested, so the store's
+   * descending order reads the oldest first (domain/extraction-queue.ts). */
+  job_rank?: number | null;
 }
 
 export const noExtraction = (): ExtractionState => ({
@@ -41,6 +44,9 @@ export const noExtraction = (): ExtractionState => ({
   extraction_job: null,
   extraction_completed_at: null,
 });
+
+/** Oldest first under the store's descending order (see ExtractionState.job_rank). */
+export const jobRank = (requested: Date) => -requested.getTime();
 
 const newJob = (id: string, tier: ExtractionTier, now: Date): ExtractionJob => ({
   id,
@@ -59,26 +65,37 @@ const newJob = (id: string, tier: ExtractionTier, now: Date): ExtractionJob => (
  */
 export function uploaded(jobId: string, metered: boolean, now: Date): ExtractionState {
   if (!metered) return noExtraction();
-  return { ...noExtraction(), extraction_status: 'pending', job_id: jobId, extraction_job: newJob(jobId, 'standard', now) };
+  return { ...noExtraction(), extraction_status: 'pending', job_id: jobId, extraction_job: newJob(jobId, 'standard', now), job_rank: jobRank(now) };
 }
 
 export interface RetryRules {
   hasFile: boolean;
-  /** No retry within this long after a completion (the result is fresh; spec §3). */
+  /** No retry within this long after a job ended, completed or failed (spec §3; EXTRACTION_RETRY_COOLDOWN_MS). */
   cooldownMs: number;
 }
 
+/** When the current job ended (completed or failed), epoch ms; null while none has ended. */
+function endedAt(state: ExtractionState): number | null {
+  if (state.extraction_status === 'completed') return state.extraction_completed_at ?? null;
+  if (state.extraction_status === 'failed' && state.extraction_job?.finished_at) return Date.parse(state.extraction_job.finished_at);
+  return null;
+}
+
 /**
- * Checks a retry_extraction request (spec §3): 422 `no_attachment` without a file, 422
- * `retry_cooldown` within the cooldown after a completion. Throws; returns nothing.
+ * Checks a retry_extraction request (spec §3): 422 `no_attachment` without a file; 422
+ * `extraction_in_progress` while a job is pending or processing (one job per expense at a time: each
+ * retry would otherwise start another escalated job and take another quota unit); 422 `retry_cooldown`
+ * within the cooldown after a job ended, completed or failed. Throws; returns nothing.
  */
 export function checkRetry<S extends ExtractionState>(state: S, rules: RetryRules, now: Date): void {
   if (!rules.hasFile) throw fail.precondition('no_attachment', 'this expense has no attached file to extract from');
-  if (state.extraction_status === 'completed' && state.extraction_completed_at) {
-    const wait = state.extraction_completed_at + rules.cooldownMs - now.getTime();
-    if (wait > 0) {
-      throw fail.precondition('retry_cooldown', `the extraction completed recently; retry in ${Math.ceil(wait / 1000)} s`);
-    }
+  if (state.extraction_status === 'pending' || state.extraction_status === 'processing') {
+    throw fail.precondition('extraction_in_progress', `an extraction of this expense is ${state.extraction_status}; retry after it ends`);
+  }
+  const ended = endedAt(state);
+  if (ended !== null) {
+    const wait = ended + rules.cooldownMs - now.getTime();
+    if (wait > 0) throw fail.precondition('retry_cooldown', `the extraction ended recently; retry in ${Math.ceil(wait / 1000)} s`);
   }
 }
 
@@ -90,6 +107,7 @@ export function retried<S extends ExtractionState>(state: S, jobId: string, now:
     rejected_job_id: state.job_id ?? state.rejected_job_id,
     job_id: jobId,
     extraction_job: newJob(jobId, 'escalated', now),
+    job_rank: jobRank(now),
   };
 }
 

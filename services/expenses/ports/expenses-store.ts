@@ -87,6 +87,8 @@ export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderK
   extraction_job?: ExtractionJobData | null;
   /** Epoch ms of the last completed extraction (the retry cooldown counts from it). */
   extraction_completed_at?: number | null;
+  /** The pending job's place in its workspace's queue (domain/extraction-job.ts jobRank). */
+  job_rank?: number | null;
   /** Confidence in [0, 1] per extracted field (dotted path). */
   confidence: Record<string, number>;
   /** issue_date, or NO_ISSUE_DATE: the list's sort key (domain/listing.ts). */
