@@ -19,7 +19,8 @@ import { ExtractionQuota, quotaCountersSpec } from './domain/extraction-quota';
 import { ExtractionRunner } from './domain/extraction-runner';
 import { Expenses } from './domain/expenses';
 import { UploadSweeper } from './domain/upload-sweeper';
-import { createExtractor, extractorOptionsFromEnv } from './extraction';
+import { extractorOptionsFromEnv } from './extraction';
+import { extractionSandbox, sandboxedExtractor } from './extraction/sandboxed';
 import { expensesHandlers } from './grpc/handlers';
 
 /** Settings of the extraction jobs (docs/expenses.md, "Configuration"). */
@@ -33,6 +34,8 @@ export function readExtractionConfig(env: NodeJS.ProcessEnv = process.env) {
     leaseMs: timeLimitMs + Math.max(1000, int('EXTRACTION_LEASE_MARGIN_MS', 30_000)),
     pollMs: Math.max(100, int('EXTRACTION_POLL_MS', 2000)),
     retryCooldownMs: Math.max(0, int('EXTRACTION_RETRY_COOLDOWN_MS', 300_000)),
+    // Resident memory of one extraction sandbox process (docs/extraction.md "Sandbox").
+    sandboxMemoryMb: Math.max(128, int('EXTRACTION_SANDBOX_MEMORY_MB', 1536)),
     worker: optional('EXTRACTION_WORKER') !== 'off',
   };
 }
@@ -62,7 +65,10 @@ export const expensesModule: ServiceModule = {
     );
     const quota = new ExtractionQuota(adapters.store.collection(quotaCountersSpec), () => adapters.store.nextId('expenses.quota'));
     const files = new ExpenseFiles(store, adapters.blobs, fileInspector, quota, clock, { retryCooldownMs: config.retryCooldownMs, onQueued: () => relay.notify() });
-    const extractor = createExtractor(extractorOptionsFromEnv());
+    // Files are parsed in sandbox processes, never on this event loop (docs/extraction.md "Sandbox").
+    const extractorOptions = extractorOptionsFromEnv();
+    const sandboxSettings = { memoryMb: config.sandboxMemoryMb, size: config.concurrency };
+    const extractor = sandboxedExtractor(extractionSandbox(extractorOptions, sandboxSettings), extractorOptions, sandboxSettings);
     const matcher = new ContactsSupplierMatcher(suppliers);
     const runner = new ExtractionRunner(store, adapters.blobs, extractor, matcher, clock, { timeLimitMs: config.timeLimitMs, leaseMs: config.leaseMs });
     const worker = new ExtractionWorker(runner, adapters.bus, log.child({ component: 'extraction' }), { concurrency: config.concurrency, pollMs: config.pollMs });
