@@ -405,7 +405,7 @@ export interface paths {
         put?: never;
         /**
          * Send an invoice by e-mail
-         * @description Enqueue the invoice e-mail (spec defaults applied), set email_sent_at and email_status `queued`; 422 when no recipient remains or an address is malformed. Needs manage:invoices.
+         * @description Enqueue the invoice e-mail (spec defaults applied), set email_sent_at and email_status `queued`; 422 when no recipient remains or an address is malformed. Sending has limits: at most 10 recipients per call (to + cc + bcc after defaults; above → 422 `too_many_recipients`) and the plan's `mail_recipients_per_day` recipients per workspace per UTC day (default 500; above → 402 `daily_recipient_limit_reached` with `upgrade_url`). A refused send queues nothing and leaves the invoice unchanged. Needs manage:invoices.
          */
         post: operations["sendInvoice"];
         delete?: never;
@@ -1478,7 +1478,7 @@ export interface components {
         };
         /** @description Every field is optional; an empty body is valid. */
         InvoiceSend: {
-            /** @description One address or a list. Default: the purchaser's e-mail. */
+            /** @description One address or a list. Default: the purchaser's e-mail. to + cc + bcc: at most 10 addresses per send (422 too_many_recipients). */
             to?: string | string[];
             cc?: string | string[];
             bcc?: string | string[];
@@ -3693,13 +3693,37 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            402: components["responses"]["PaymentRequired"];
+            /** @description `subscription_inactive`, or `daily_recipient_limit_reached`: this send would take the workspace past its plan's `mail_recipients_per_day` for today (UTC; live and test mode counted apart); the message says the limit, what is used and when it resets; `upgrade_url` names where to upgrade. Nothing is queued. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["Unprocessable"];
+            /** @description `missing_recipient` (no `to` and the purchaser has no e-mail), `invalid_email`, `too_many_recipients` (to + cc + bcc name more than 10 addresses after defaults), `invalid_locale`, and the other validation codes. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
