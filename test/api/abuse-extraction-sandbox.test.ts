@@ -71,7 +71,17 @@ describe('Frozen process: a hostile PDF is extracted in a sandbox killed at its 
 
   it('/healthz, an invoice GET and an expense GET stay under 250 ms at p99 while it is extracted; the job fails (timeout) within the limit + 5 s', async () => {
     // A warm service first: an ordinary invoice is read (the sandbox process has started and loaded PDF.js).
-    expect((await settled((await upload(await pdfFile(), 'warm-up.pdf')).id, 60_000)).extraction_status).toBe('completed');
+    const idle = (await upload(await pdfFile(), 'warm-up.pdf')).id;
+    expect((await settled(idle, 60_000)).extraction_status).toBe('completed');
+
+    // The same requests with no extraction running, for comparison in a failure's message (a loaded
+    // machine slows everything; a frozen process only the samples taken during the extraction).
+    const baseline = { healthz: [] as number[], invoice: [] as number[], expense: [] as number[] };
+    for (let i = 0; i < 20; i++) {
+      baseline.healthz.push((await timed('/healthz', false)).ms);
+      baseline.invoice.push((await timed(`${base}/invoices/${invoiceId}`)).ms);
+      baseline.expense.push((await timed(`${base}/expenses/${idle}`)).ms);
+    }
 
     const bomb = await textOperatorBomb(10_000_000);
     expect(bomb.length).toBeLessThan(200_000);
@@ -104,7 +114,9 @@ describe('Frozen process: a hostile PDF is extracted in a sandbox killed at its 
     expect(took).toBeLessThan(SANDBOX_LIMIT_MS + 5000);
     // The samples cover the extraction itself, not only the wait before it.
     expect(whileProcessing).toBeGreaterThanOrEqual(5);
-    const slow = Object.entries(samples).map(([name, ms]) => ({ name, p99: Math.round(p99(ms)), samples: ms.length })).filter((r) => r.p99 >= 250);
+    const slow = Object.entries(samples)
+      .map(([name, ms]) => ({ name, p99: Math.round(p99(ms)), samples: ms.length, idleP99: Math.round(p99(baseline[name as keyof typeof baseline])) }))
+      .filter((r) => r.p99 >= 250);
     expect(slow).toEqual([]);
   });
 

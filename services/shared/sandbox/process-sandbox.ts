@@ -7,13 +7,14 @@
 // Limits that really end a job: a wall-clock timer on the parent's event loop (which the job cannot
 // block), an RSS watchdog reading /proc/<pid>/status every `watchMs` (Linux), and V8's own heap cap
 // (--max-old-space-size) as a second guard (and the only one where /proc is missing). The child runs
-// niced (the serving loop wins the CPU), with oom_score_adj 1000 (the kernel's OOM killer takes it before
+// niced, every thread of it (the serving loop wins the CPU), with oom_score_adj 1000 (the kernel's OOM killer takes it before
 // the service), and with no secrets: its environment is a short allow-list.
 //
 // Children are kept warm between jobs (loading PDF.js and the OCR models costs seconds); one that was
 // killed is replaced on the next job, and one whose RSS stays above `recycleFraction` of the limit after
 // a job is retired so the next job starts with headroom.
 import { ChildProcess, fork } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,6 +87,26 @@ class Child {
     if (HEAP_EXHAUSTED.test(this.stderrTail)) return { kill: 'memory_limit', message: 'the sandbox ran out of its memory limit (V8 heap)' };
     const how = this.exit?.signal ? `signal ${this.exit.signal}` : `exit code ${this.exit?.code}`;
     return { kill: 'crashed', message: `the sandbox process died (${how})` };
+  }
+}
+
+/**
+ * Lowers the priority of every thread of `pid`. On Linux a nice value belongs to a thread, not a process:
+ * setpriority(pid) alone would leave V8's GC threads (started before it) competing at full priority.
+ */
+function renice(pid: number, nice: number): void {
+  let threads = [pid];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    /* no /proc: the process's own value is all there is */
+  }
+  for (const tid of threads) {
+    try {
+      os.setPriority(tid, nice);
+    } catch {
+      /* not permitted, or the thread ended: it runs at the parent's priority */
+    }
   }
 }
 
@@ -180,11 +201,7 @@ export class ProcessSandbox<I, O> implements Sandbox<I, O> {
     this.live.add(child);
     const pid = child.process.pid;
     if (pid) {
-      try {
-        os.setPriority(pid, this.options.nice ?? 10);
-      } catch {
-        /* not permitted here: it runs at the parent's priority */
-      }
+      renice(pid, this.options.nice ?? 10);
       await writeFile(`/proc/${pid}/oom_score_adj`, '1000').catch(() => undefined);
     }
     const ready = new Promise<void>((resolve, reject) => {
@@ -205,6 +222,9 @@ export class ProcessSandbox<I, O> implements Sandbox<I, O> {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await ready;
+      // Again, now that V8's platform threads (its GC among them) have started: threads started later
+      // (OCR workers, libuv's pool) inherit the main thread's value.
+      if (pid) renice(pid, this.options.nice ?? 10);
       return child;
     } catch (error) {
       child.kill('crashed');
