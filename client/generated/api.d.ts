@@ -1724,8 +1724,11 @@ export interface components {
         };
         /** @description Why the last extraction job failed. */
         ExtractionFailure: {
-            /** @enum {string} */
-            reason: "unreadable" | "too_many_pages" | "too_large" | "timeout" | "provider_error" | "interrupted" | "internal";
+            /**
+             * @description `timeout`: the file was still being read at the extraction's time limit; `memory_limit`: reading it needed more memory than the extraction's limit; `crashed`: the file's reader died on it (or its process died under it twice). In each of these the reader was stopped; `retry_extraction` may try again.
+             * @enum {string}
+             */
+            reason: "unreadable" | "too_many_pages" | "too_large" | "timeout" | "memory_limit" | "crashed" | "provider_error" | "interrupted" | "internal";
             message: string;
         };
         /** @description The create and update body (spec §4): an `expense` object and optionally the inline supplier — `unit` (the contact), `invoice_account` (its legal entity) and `address` (the legal entity's address). Sending `expense.supplier_id` together with the inline supplier → 422 ambiguous_supplier. `file` or `attachment`, here or in `expense` → 422 file_not_accepted. */

@@ -22,7 +22,8 @@ import { ExtractionQueue, extractionLanes, extractionLanesSpec } from './domain/
 import { ExtractionRunner } from './domain/extraction-runner';
 import { Expenses } from './domain/expenses';
 import { UploadSweeper } from './domain/upload-sweeper';
-import { createExtractor, extractorOptionsFromEnv } from './extraction';
+import { extractorOptionsFromEnv } from './extraction';
+import { extractionSandbox, sandboxedExtractor } from './extraction/sandboxed';
 import { expensesHandlers } from './grpc/handlers';
 
 /** Settings of the extraction jobs (docs/expenses.md, "Configuration"). */
@@ -40,6 +41,8 @@ export function readExtractionConfig(env: NodeJS.ProcessEnv = process.env) {
     retryCooldownMs: Math.max(0, int('EXTRACTION_RETRY_COOLDOWN_MS', 300_000)),
     // A quota unit held this long without its job being committed is settled by the sweep (extraction-quota.ts).
     quotaHoldGraceMs: Math.max(1000, int('EXTRACTION_QUOTA_HOLD_GRACE_MS', 60_000)),
+    // Resident memory of one extraction sandbox process (docs/extraction.md "Sandbox").
+    sandboxMemoryMb: Math.max(128, int('EXTRACTION_SANDBOX_MEMORY_MB', 1536)),
     worker: optional('EXTRACTION_WORKER') !== 'off',
   };
 }
@@ -79,7 +82,10 @@ export const expensesModule: ServiceModule = {
         relay.notify();
       },
     });
-    const extractor = createExtractor(extractorOptionsFromEnv());
+    // Files are parsed in sandbox processes, never on this event loop (docs/extraction.md "Sandbox").
+    const extractorOptions = extractorOptionsFromEnv();
+    const sandboxSettings = { memoryMb: config.sandboxMemoryMb, size: config.concurrency };
+    const extractor = sandboxedExtractor(extractionSandbox(extractorOptions, sandboxSettings), extractorOptions, sandboxSettings);
     const matcher = new ContactsSupplierMatcher(suppliers);
     const runner = new ExtractionRunner(store, adapters.blobs, extractor, matcher, clock, { timeLimitMs: config.timeLimitMs, leaseMs: config.leaseMs });
     const worker = new ExtractionWorker(runner, queue, adapters.bus, log.child({ component: 'extraction' }), { concurrency: config.concurrency, pollMs: config.pollMs });

@@ -11,8 +11,10 @@ import {
   failed,
   isDue,
   MAX_ATTEMPTS,
+  MAX_SANDBOX_KILLS,
   noExtraction,
   retried,
+  unfinished,
   uploaded,
 } from '../../services/expenses/domain/extraction-job';
 import { ExtractionQuota, quotaCountersSpec } from '../../services/expenses/domain/extraction-quota';
@@ -80,13 +82,13 @@ describe('crash recovery: a job is never left in processing', () => {
     expect(completed(second.state, second.claim!, at(LEASE + 1))?.extraction_status).toBe('completed');
   });
 
-  it(`after ${MAX_ATTEMPTS} interrupted attempts the job ends failed (interrupted), not in processing`, () => {
+  it(`after ${MAX_ATTEMPTS} interrupted attempts (not the file's doing) the job ends failed (interrupted), not in processing`, () => {
     let state: ExtractionState = uploaded('job-1', true, t0);
     let now = 0;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const taken = claimed(state, 'job-1', LEASE, at(now))!;
       expect(taken.claim?.attempt).toBe(attempt);
-      state = taken.state;
+      state = unfinished(taken.state, taken.claim!)!; // a dependency failed: no sandbox kill
       now += LEASE;
     }
     const last = claimed(state, 'job-1', LEASE, at(now))!;
@@ -94,6 +96,40 @@ describe('crash recovery: a job is never left in processing', () => {
     expect(last.state.extraction_status).toBe('failed');
     expect(last.state.extraction_job?.failure?.reason).toBe('interrupted');
     expect(isDue(last.state, at(now * 2))).toBe(false);
+  });
+});
+
+describe(`sandbox kills: a job that killed its sandbox ${MAX_SANDBOX_KILLS} times is not offered again`, () => {
+  it('each claim counts a kill with its lease; an answer (completed, or a failure that is no kill) takes it back', () => {
+    const taken = claimed(uploaded('job-1', true, t0), 'job-1', LEASE, t0)!;
+    expect(taken.state.extraction_job).toMatchObject({ attempts: 1, sandbox_kills: 1, lease_until: t0.getTime() + LEASE });
+    expect(completed(taken.state, taken.claim!, at(10))!.extraction_job?.sandbox_kills).toBe(0);
+    expect(failed(taken.state, taken.claim!, 'too_many_pages', '500 pages', at(10))!.extraction_job?.sandbox_kills).toBe(0);
+  });
+
+  it.each(['timeout', 'memory_limit', 'crashed'] as const)('a %s failure keeps its kill', (reason) => {
+    const taken = claimed(uploaded('job-1', true, t0), 'job-1', LEASE, t0)!;
+    expect(failed(taken.state, taken.claim!, reason, 'killed', at(10))!.extraction_job).toMatchObject({ sandbox_kills: 1, failure: { reason } });
+  });
+
+  it(`after ${MAX_SANDBOX_KILLS} claims whose process died the next claim ends the job failed (crashed): no further attempt`, () => {
+    let state: ExtractionState = uploaded('job-1', true, t0);
+    let now = 0;
+    for (let attempt = 1; attempt <= MAX_SANDBOX_KILLS; attempt++) {
+      state = claimed(state, 'job-1', LEASE, at(now))!.state;
+      now += LEASE;
+    }
+    const next = claimed(state, 'job-1', LEASE, at(now))!;
+    expect(next.claim).toBeNull();
+    expect(next.state.extraction_status).toBe('failed');
+    expect(next.state.extraction_job).toMatchObject({ attempts: MAX_SANDBOX_KILLS, sandbox_kills: MAX_SANDBOX_KILLS, failure: { reason: 'crashed' } });
+    expect(isDue(next.state, at(now * 2))).toBe(false);
+  });
+
+  it('records written before the count existed start from 0', () => {
+    const old = uploaded('job-1', true, t0);
+    delete (old.extraction_job as { sandbox_kills?: number }).sandbox_kills;
+    expect(claimed(old, 'job-1', LEASE, t0)!.state.extraction_job?.sandbox_kills).toBe(1);
   });
 });
 

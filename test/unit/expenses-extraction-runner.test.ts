@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileInspector } from '../../services/expenses/adapters/file-inspector';
 import { expensesStore } from '../../services/expenses/adapters/expenses-store';
 import { EXTRACTION_REQUESTED, ExpenseFiles } from '../../services/expenses/domain/expense-files';
+import { MAX_SANDBOX_KILLS } from '../../services/expenses/domain/extraction-job';
 import { ExtractionQuota, quotaCountersSpec } from '../../services/expenses/domain/extraction-quota';
 import { ExtractionRunner, RunnerHooks, SupplierMatcher } from '../../services/expenses/domain/extraction-runner';
 import { ExpensesStore, storedConfidence } from '../../services/expenses/ports/expenses-store';
@@ -205,17 +206,17 @@ describe('crash recovery (driven by hooks)', () => {
     expect((await s.store.expenses.get(expense.id))!.totals.total).toBe('120.00');
   });
 
-  it('a job whose worker keeps dying ends failed (interrupted), never stuck in processing', async () => {
+  it('a job whose worker keeps dying ends failed (crashed: it killed its sandbox twice), never stuck in processing', async () => {
     const s = setup();
     const expense = await uploadOne(s);
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < MAX_SANDBOX_KILLS; attempt++) {
       const claimedLatch = latch();
       void s.runner(new FakeExtractor(ok()), { afterClaim: async () => (claimedLatch.open(), new Promise<never>(() => undefined)) }).run(expense.id, expense.job_id!);
       await claimedLatch.opened;
       s.clock.t += 6_001;
     }
     expect(await s.runner(new FakeExtractor(ok())).run(expense.id, expense.job_id!)).toBe('failed');
-    expect((await s.store.expenses.get(expense.id))!.extraction_job?.failure?.reason).toBe('interrupted');
+    expect((await s.store.expenses.get(expense.id))!.extraction_job?.failure?.reason).toBe('crashed');
   });
 });
 

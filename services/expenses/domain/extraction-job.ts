@@ -3,7 +3,8 @@
 // is written by a compare-and-set on the expense, so whoever applies a transition applies it to the
 // version it read: a retry that replaced the job makes the old job's late result a no-op, a second
 // worker cannot claim a job whose lease is live, and a job whose worker died (its lease ran out) is
-// claimed again — up to MAX_ATTEMPTS, after which it ends `failed` (reason `interrupted`).
+// claimed again — up to MAX_ATTEMPTS, after which it ends `failed` (reason `interrupted`). A job that
+// killed its sandbox MAX_SANDBOX_KILLS times ends `failed` too (docs/extraction.md "Sandbox").
 import { fail } from '../../shared/errors';
 import type { ExtractionJobData, ExtractionStatus } from '../ports/expenses-store';
 import type { ExtractedFields, ExtractionTier, FieldConfidence } from '../ports/extractor';
@@ -11,7 +12,17 @@ import type { ExtractedFields, ExtractionTier, FieldConfidence } from '../ports/
 /** A job whose worker died this many times (a file that crashes the process) is not tried again. */
 export const MAX_ATTEMPTS = 3;
 
-export type FailureReason = 'unreadable' | 'too_many_pages' | 'too_large' | 'timeout' | 'provider_error' | 'interrupted' | 'internal';
+/**
+ * A job that killed its sandbox this many times is not offered again: it ends `failed`. Each claim counts
+ * one kill with its lease (presumed: a process that dies under the job has counted it already, so the
+ * count survives the crash); an attempt that got an answer takes it back when it writes its outcome.
+ */
+export const MAX_SANDBOX_KILLS = 2;
+
+export type FailureReason = 'unreadable' | 'too_many_pages' | 'too_large' | 'timeout' | 'memory_limit' | 'crashed' | 'provider_error' | 'interrupted' | 'internal';
+
+/** Failures that are the sandbox's kills (time limit, memory limit, crash): they keep the claim's count. */
+const SANDBOX_KILLS: readonly FailureReason[] = ['timeout', 'memory_limit', 'crashed'];
 
 /** Stored on the expense (ports/expenses-store.ts). */
 export type ExtractionJob = ExtractionJobData;
@@ -53,6 +64,7 @@ const newJob = (id: string, tier: ExtractionTier, now: Date): ExtractionJob => (
   tier,
   requested_at: now.toISOString(),
   attempts: 0,
+  sandbox_kills: 0,
   lease_until: null,
   started_at: null,
   finished_at: null,
@@ -133,11 +145,15 @@ export interface Claim {
 export function claimed<S extends ExtractionState>(state: S, jobId: string, leaseMs: number, now: Date): { state: S; claim: Claim | null } | null {
   const job = state.extraction_job;
   if (!job || state.job_id !== jobId || job.id !== jobId || !isDue(state, now)) return null;
+  const kills = job.sandbox_kills ?? 0;
+  if (kills >= MAX_SANDBOX_KILLS) {
+    return { state: finished(state, job, 'failed', now, { reason: 'crashed', message: `the extraction ended its sandbox ${kills} times without an answer; it is not tried again` }), claim: null };
+  }
   if (job.attempts >= MAX_ATTEMPTS) {
     return { state: finished(state, job, 'failed', now, { reason: 'interrupted', message: `the extraction was interrupted ${job.attempts} times` }), claim: null };
   }
   const attempt = job.attempts + 1;
-  const next: ExtractionJob = { ...job, attempts: attempt, lease_until: now.getTime() + leaseMs, started_at: job.started_at ?? now.toISOString() };
+  const next: ExtractionJob = { ...job, attempts: attempt, sandbox_kills: kills + 1, lease_until: now.getTime() + leaseMs, started_at: job.started_at ?? now.toISOString() };
   return { state: { ...state, extraction_status: 'processing', extraction_job: next }, claim: { jobId, attempt } };
 }
 
@@ -155,11 +171,23 @@ function finished<S extends ExtractionState>(state: S, job: ExtractionJob, statu
  * longer owns the job (replaced by a retry, taken over after its lease). */
 export function completed<S extends ExtractionState>(state: S, claim: Claim, now: Date): S | null {
   if (!owns(state, claim)) return null;
-  return { ...finished(state, state.extraction_job!, 'completed', now, null), extraction_completed_at: now.getTime() };
+  return { ...finished(state, answered(state.extraction_job!), 'completed', now, null), extraction_completed_at: now.getTime() };
+}
+
+/** The claim's presumed sandbox kill taken back: the attempt got an answer (or never reached the sandbox). */
+const answered = (job: ExtractionJob): ExtractionJob => ({ ...job, sandbox_kills: Math.max(0, (job.sandbox_kills ?? 0) - 1) });
+
+/** An attempt that ends without writing its outcome for a reason that is not the file's (the store, the
+ * blobs, the contacts service failed): its presumed kill is taken back; the job stays processing and is
+ * taken again when the lease lapses (counted by MAX_ATTEMPTS). Null when the claim no longer owns it. */
+export function unfinished<S extends ExtractionState>(state: S, claim: Claim): S | null {
+  if (!owns(state, claim)) return null;
+  return { ...state, extraction_job: answered(state.extraction_job!) };
 }
 
 /** The claim's failure; null when the claim no longer owns the job. */
 export function failed<S extends ExtractionState>(state: S, claim: Claim, reason: FailureReason, message: string, now: Date): S | null {
   if (!owns(state, claim)) return null;
-  return finished(state, state.extraction_job!, 'failed', now, { reason, message });
+  const job = state.extraction_job!;
+  return finished(state, SANDBOX_KILLS.includes(reason) ? job : answered(job), 'failed', now, { reason, message });
 }

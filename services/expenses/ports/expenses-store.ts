@@ -53,6 +53,8 @@ export interface ExtractionJobData {
   tier: 'standard' | 'escalated';
   requested_at: string;
   attempts: number;
+  /** Sandbox kills counted against this job (domain/extraction-job.ts MAX_SANDBOX_KILLS); absent on older records. */
+  sandbox_kills?: number;
   lease_until: number | null;
   started_at: string | null;
   finished_at: string | null;
