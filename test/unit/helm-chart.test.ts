@@ -434,7 +434,7 @@ describe('NetworkPolicies: egress denied but to explicit destinations', () => {
     expect(allowed('contacts')).toEqual(sorted(['dns', 'mongodb', 'kafka', 'otel-collector']));
     expect(allowed('documents')).toEqual(sorted(['dns', 'identity', 'contacts', 'mongodb', 'kafka', 'otel-collector']));
     expect(allowed('rendering')).toEqual(sorted(['dns', 'identity', 'documents', 'mongodb', 'kafka', 'minio', '198.51.100.25/32', 'otel-collector']));
-    expect(allowed('expenses')).toEqual(sorted(['dns', 'identity', 'contacts', 'mongodb', 'kafka', 'minio', 'otel-collector']));
+    expect(allowed('expenses')).toEqual(sorted(['dns', 'identity', 'contacts', 'documents', 'mongodb', 'kafka', 'minio', 'otel-collector']));
     expect(allowed('admin')).toEqual(sorted(['dns', 'admin:identity', 'admin:documents', 'contacts']));
     expect(allowed('init')).toEqual(sorted(['dns', 'mongodb', 'kafka', 'minio']));
   });
