@@ -21,19 +21,12 @@ import { SandboxKilled, SandboxTaskError } from '../../services/shared/sandbox/p
 import { SqliteDocumentStore } from '../../services/shared/store/sqlite';
 import { pdfFile, textOperatorBomb } from '../support/expense-files';
 import { CorpusEntry, makeCorpus } from '../support/extraction-corpus/render';
+import { failure } from '../support/extraction-failure';
 
 jest.setTimeout(300_000);
 
 const tenant = { account_id: 7, livemode: true };
 
-async function failure(promise: Promise<unknown>): Promise<ExtractionFailure> {
-  const error = await promise.then(
-    () => null,
-    (e) => e,
-  );
-  expect(error).toBeInstanceOf(ExtractionFailure);
-  return error as ExtractionFailure;
-}
 
 describe('the sandboxed extractor reads exactly what the in-process extractor reads', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sandbox-corpus-'));

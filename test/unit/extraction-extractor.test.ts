@@ -10,9 +10,10 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { drawObject, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { createExtractor } from '../../services/expenses/extraction';
-import { ExtractionFailure, Extractor } from '../../services/expenses/ports/extractor';
+import { Extractor } from '../../services/expenses/ports/extractor';
 import { add, prf, scoreFields } from '../bench/extraction-score';
 import { CorpusEntry, makeCorpus } from '../support/extraction-corpus/render';
+import { failure } from '../support/extraction-failure';
 
 jest.setTimeout(300_000);
 
@@ -40,14 +41,6 @@ function f1(entry: CorpusEntry, fields: Parameters<typeof scoreFields>[1]): numb
   return prf(Object.values(scoreFields(entry.document.fields, fields)).reduce((a, s) => add(a, s), { tp: 0, fp: 0, fn: 0 })).f1;
 }
 
-async function failure(promise: Promise<unknown>): Promise<ExtractionFailure> {
-  const error = await promise.then(
-    () => null,
-    (e) => e,
-  );
-  expect(error).toBeInstanceOf(ExtractionFailure);
-  return error as ExtractionFailure;
-}
 
 describe('text PDFs are read from their text layer', () => {
   it.each(['sk', 'cs', 'en', 'de'])('%s invoice: every labelled field', async (lang) => {

@@ -244,6 +244,32 @@ export function connectInProcess<O extends CallOptions>(
     return () => clearTimeout(timer);
   };
 
+  /**
+   * The settling of a call that answers once (unary, client-streaming): the first outcome resolves or
+   * rejects the caller's promise, stops the deadline timer and is observed; later outcomes are dropped.
+   */
+  const once = (observed: { done(code: grpc.status): void }, resolve: (res: unknown) => void, reject: (err: unknown) => void) => {
+    let settled = false;
+    let stopTimer = () => undefined as void;
+    const settle = (err: StatusError | null, res?: unknown) => {
+      if (settled) return;
+      settled = true;
+      stopTimer();
+      observed.done(err ? err.code : grpc.status.OK);
+      if (err) reject(fromServiceError(err));
+      else resolve(res);
+    };
+    /** The caller's own source failed: the caller's promise rejects with that error, observed as CANCELLED. */
+    const abandon = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      stopTimer();
+      observed.done(grpc.status.CANCELLED);
+      reject(err);
+    };
+    return { settle, abandon, isSettled: () => settled, timing: (stop: () => void) => void (stopTimer = stop) };
+  };
+
   for (const method of Object.keys(definition)) {
     const { requestStream, responseStream, requestSerialize, requestDeserialize, responseSerialize, responseDeserialize, path } = definition[method];
     const toServer = (message: unknown) => copy(requestSerialize, requestDeserialize, message, 'Request');
@@ -270,20 +296,12 @@ export function connectInProcess<O extends CallOptions>(
           }
           const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
           const call = new InProcessReadableCall(metadata.clone(), Date.now() + timeoutMs, auth, path);
-          let settled = false;
-          const settle = (err: StatusError | null, res?: unknown) => {
-            if (settled) return;
-            settled = true;
-            stopTimer();
-            observed.done(err ? err.code : grpc.status.OK);
-            if (err) reject(fromServiceError(err));
-            else resolve(res);
-          };
-          const stopTimer = start(call, timeoutMs, (err) => settle(err));
+          const { settle, abandon, isSettled, timing } = once(observed, resolve, reject);
+          timing(start(call, timeoutMs, (err) => settle(err)));
           (handler as grpc.handleClientStreamingCall<unknown, unknown>)(call as unknown as grpc.ServerReadableStream<unknown, unknown>, answer(settle));
           (async () => {
             for await (const message of requests) {
-              if (settled || call.cancelled) return;
+              if (isSettled() || call.cancelled) return;
               call.push(toServer(message));
               await call.drained();
             }
@@ -291,11 +309,7 @@ export function connectInProcess<O extends CallOptions>(
           })().catch((err: unknown) => {
             // The source failed (e.g. the HTTP client went away): cancel, so the handler abandons the call.
             call.cancel();
-            if (settled) return;
-            settled = true;
-            stopTimer();
-            observed.done(grpc.status.CANCELLED);
-            reject(err);
+            abandon(err);
           });
         });
       };
@@ -343,22 +357,13 @@ export function connectInProcess<O extends CallOptions>(
         }
         const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
         const call = new InProcessServerCall(metadata.clone(), Date.now() + timeoutMs, auth, path);
-        let settled = false;
-        const settle = (err: StatusError | null, res?: unknown) => {
-          if (settled) return;
-          settled = true;
-          stopTimer();
-          observed.done(err ? err.code : grpc.status.OK);
-          if (err) reject(fromServiceError(err));
-          else resolve(res);
-        };
-        let stopTimer = () => undefined as void;
+        const { settle, timing } = once(observed, resolve, reject);
         try {
           call.request = toServer(request);
         } catch (err) {
           return settle(err as StatusError);
         }
-        stopTimer = start(call, timeoutMs, (err) => settle(err));
+        timing(start(call, timeoutMs, (err) => settle(err)));
         (handler as grpc.handleUnaryCall<unknown, unknown>)(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, answer(settle));
       });
     };
