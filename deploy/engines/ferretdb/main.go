@@ -193,6 +193,12 @@ func fatalf(format string, args ...any) {
 
 var writeLock sync.Mutex
 
+// lockedReplyTimeout bounds how long a request holding writeLock waits for FerretDB's reply. A backend
+// request that never returns (seen once with a multi-statement bulkWrite) would otherwise hold the lock,
+// and so every writer of every test, forever; past the bound the connection is dropped (the client sees a
+// network error and retries or fails) and the lock released.
+const lockedReplyTimeout = 60 * time.Second
+
 var mutatingCommands = map[string]bool{
 	"insert": true, "update": true, "delete": true, "findandmodify": true,
 	"create": true, "createindexes": true, "drop": true, "dropindexes": true,
@@ -250,10 +256,15 @@ func proxyConn(ctx context.Context, logger *slog.Logger, client net.Conn, backen
 		locked := opCode == opCompressed || mutatingCommands[commandName(req)]
 		if locked {
 			writeLock.Lock()
+			_ = server.SetReadDeadline(time.Now().Add(lockedReplyTimeout))
 		}
 		err = roundTrip(req, opCode, server, sr, client)
 		if locked {
+			_ = server.SetReadDeadline(time.Time{})
 			writeLock.Unlock()
+			if err != nil {
+				logger.Warn("proxy: write request ended without a reply; connection dropped, lock released", "error", err)
+			}
 		}
 		if err != nil {
 			return
