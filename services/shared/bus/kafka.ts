@@ -70,6 +70,17 @@ export class KafkaEventBus implements EventBus {
     await admin.connect();
     try {
       await admin.createTopics({ topics: [{ topic, numPartitions: this.partitions }], waitForLeaders: true });
+      // createTopics waits for leaders only when this call created the topic. When another process created
+      // it a moment earlier, its partitions may have no leader yet, and the consumer's first metadata
+      // request then fails with "This server does not host this topic-partition" (a service failed to
+      // start on it under load). So: every partition has a leader before the topic is used.
+      await retryRetriable(async () => {
+        const [metadata] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+        const leaderless = metadata.partitions.filter((p) => p.leader < 0).length;
+        if (metadata.partitions.length === 0 || leaderless > 0) {
+          throw Object.assign(new Error(`topic ${topic}: ${leaderless} of ${metadata.partitions.length} partitions without a leader`), { retriable: true });
+        }
+      }, 30);
     } finally {
       await admin.disconnect();
     }
