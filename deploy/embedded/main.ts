@@ -21,6 +21,7 @@ import { connectAdmin, connectClients } from '../../gateway/clients';
 import { bindEdgeState } from '../../gateway/edge/bind';
 import { readEdgeConfig } from '../../gateway/edge/config';
 import { readDrainOptions } from '../../gateway/http/lifecycle';
+import { readUploadOptions } from '../../gateway/http/spool';
 import { createGateway } from '../../gateway/server';
 import { serviceModules } from '../modules';
 
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
     upgradeUrl: optional('UPGRADE_URL'),
     edge: { state: edgeState, config: edgeConfig },
     signedBlobs: adapters.blobs instanceof FsBlobStore ? adapters.blobs : undefined,
+    uploads: readUploadOptions(process.env, dataDir),
   });
   const http = await gateway.listen(port, optional('HOST') ?? '127.0.0.1');
   const address = http.address();

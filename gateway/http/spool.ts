@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, ReadStream, WriteStream } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { readEnv } from '../../services/shared/config';
 
@@ -21,10 +22,15 @@ export interface UploadOptions {
   timeoutMs: number;
 }
 
-export function readUploadOptions(env: NodeJS.ProcessEnv = process.env): UploadOptions {
-  const { str, int, optional } = readEnv(env);
+/**
+ * `UPLOAD_SPOOL_DIR`, else `<dataDir>/spool` where the process keeps its data (embedded: DATA_DIR), else the
+ * system temp directory (a distributed gateway keeps no data: in a pod that is the emptyDir on /tmp, as
+ * the image runs with a read-only /app).
+ */
+export function readUploadOptions(env: NodeJS.ProcessEnv = process.env, dataDir?: string): UploadOptions {
+  const { int, optional } = readEnv(env);
   return {
-    spoolDir: path.resolve(optional('UPLOAD_SPOOL_DIR') ?? path.join(str('DATA_DIR', '.data'), 'spool')),
+    spoolDir: path.resolve(optional('UPLOAD_SPOOL_DIR') ?? (dataDir ? path.join(dataDir, 'spool') : path.join(os.tmpdir(), 'invoicing-spool'))),
     timeoutMs: Math.max(1, int('UPLOAD_TIMEOUT_MS', 120_000)),
   };
 }
