@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => system?.stop());
 
-/** The gateways' spool directory: UPLOAD_SPOOL_DIR's default, DATA_DIR/spool (every gateway of the system). */
+/** The gateways' spool directory: DATA_DIR/spool (embedded: UPLOAD_SPOOL_DIR's default; distributed: set so by test/support/system.ts, as the chart sets it). */
 const spoolDir = () => path.join(system.dataDir, 'spool');
 const spoolFiles = () => (existsSync(spoolDir()) ? readdirSync(spoolDir()).length : 0);
 

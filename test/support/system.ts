@@ -243,6 +243,8 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
       CURSOR_SECRET: randomBytes(32).toString('base64url'),
       URL_SECRET: randomBytes(32).toString('base64url'),
       DATA_DIR: dataDir,
+      // As the chart does: the gateways spool uploads in a directory of this system (tests count its files).
+      UPLOAD_SPOOL_DIR: path.join(dataDir, 'spool'),
       // On the run's shared Kafka, topics and consumer groups of their own: systems never consume each
       // other's events. A suite that brings its own broker reads the plain topic names.
       ...(options.env?.KAFKA_BROKERS ? {} : { KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.` }),
