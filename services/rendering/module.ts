@@ -4,7 +4,7 @@
 // starts and PDF requests answer 503 renderer_unavailable.
 import { RenderingServiceService } from '../../gen/invoicing/rendering/v1/rendering';
 import { storeChangeCounters } from '../shared/change-counters';
-import { readEnv } from '../shared/config';
+import { ConfigError, readEnv } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { blobPdfStore } from './adapters/blob-pdf-store';
@@ -19,6 +19,13 @@ import { RenderingPart } from './part';
 
 /** The parts built on the PDFs. */
 const parts: RenderingPart[] = [mailPart];
+
+/** RENDER_TEST_HOLD_FILE (ChromiumPoolOptions.testHoldFile): test systems only, refused in production. */
+function testHoldFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const file = env.RENDER_TEST_HOLD_FILE;
+  if (file && env.NODE_ENV === 'production') throw new ConfigError('RENDER_TEST_HOLD_FILE must not be set in production');
+  return file || undefined;
+}
 
 export const renderingModule: ServiceModule = {
   name: 'rendering',
@@ -37,6 +44,7 @@ export const renderingModule: ServiceModule = {
       workspaceConcurrency: Math.max(1, int('RENDER_WORKSPACE_CONCURRENCY', defaultWorkspaceConcurrency(poolSize))),
       workspaceQueueMax: Math.max(0, int('RENDER_WORKSPACE_QUEUE_MAX', DEFAULT_WORKSPACE_QUEUE_MAX)),
       log: log.child({ component: 'chromium' }),
+      testHoldFile: testHoldFile(),
     });
     renderer.start();
     // The documents and identity services share this store: their change counters validate kept ETags.

@@ -1,7 +1,14 @@
 // Issue #17, "Starve everyone's queues" (rendering): the PDF renderer is shared per workspace in turn,
 // with the shipped defaults (2 pages, 1 render at once and 8 waiting per workspace). Workspace A asks
 // for many distinct PDFs at once; workspace B's first PDF completes while A's backlog is still being
-// rendered — counted in completions, not milliseconds. Runs against both modes.
+// rendered — counted in completions, not milliseconds. Runs against both modes. The backlog is built
+// deterministically: the renderer's test hold (RENDER_TEST_HOLD_FILE) keeps every render from starting
+// until A's requests and B's are all waiting, so the order in which they start is the pool's decision
+// alone, not a race between Chromium's speed and the requests' arrival (a warm Chromium renders these
+// drafts faster than a distributed system delivers them, and no backlog formed).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { eventually } from '../support/api';
 import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
 import { startSystem, System } from '../support/system';
@@ -9,9 +16,11 @@ import { startSystem, System } from '../support/system';
 let system: System;
 let a: DocsWorkspace;
 let b: DocsWorkspace;
+const holdFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'render-hold-')), 'hold');
 
 beforeAll(async () => {
-  system = await startSystem({ metrics: true });
+  // Held renders wait while the test builds the backlog: their queue time must not run out meanwhile.
+  system = await startSystem({ metrics: true, env: { RENDER_TEST_HOLD_FILE: holdFile, RENDER_TIMEOUT_MS: '50000' } });
   [a, b] = await Promise.all([docsWorkspace(system), docsWorkspace(system)]);
 });
 afterAll(() => system?.stop());
@@ -49,22 +58,31 @@ describe("GET …/pdf: one workspace's burst does not hold back another's first 
 
     const completions: string[] = [];
     const answers: Array<{ status: number; code?: string; retryAfter: string | null }> = [];
+    writeFileSync(holdFile, '');
     const burst = drafts.slice(0, N).map((id) =>
       a.api.get(`${a.base}/invoices/${id}/pdf`).then((res) => {
         completions.push('A');
         answers.push({ status: res.status, code: res.body?.error?.code, retryAfter: res.headers.get('retry-after') });
       }),
     );
-    // Every one of A's requests has reached the renderer (answered, or waiting or rendering there) and
-    // a backlog of A is waiting: only now does B ask.
+    // Every one of A's requests has reached the renderer: waiting there (up to its workspace's queue
+    // bound) or refused beyond it. Only now does B ask, and waits too.
+    let backlog = 0;
     await eventually(async () => {
       const queue = await renderQueue();
+      expect(queue.running).toBe(0);
       expect(queue.waiting).toBeGreaterThanOrEqual(5);
-      expect(completions.length + queue.waiting + queue.running).toBeGreaterThanOrEqual(N);
+      expect(completions.length + queue.waiting).toBe(N);
+      backlog = queue.waiting;
     }, 120_000);
     const answeredBeforeB = completions.length;
-    const first = await b.api.get(`${b.base}/invoices/${small}/pdf`);
-    completions.push('B');
+    const firstB = b.api.get(`${b.base}/invoices/${small}/pdf`).then((res) => {
+      completions.push('B');
+      return res;
+    });
+    await eventually(async () => expect((await renderQueue()).waiting).toBe(backlog + 1), 120_000);
+    rmSync(holdFile);
+    const first = await firstB;
     expect(first.status).toBe(200);
     expect(first.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     await Promise.all(burst);

@@ -9,6 +9,7 @@
 // Pages are shared fairly between workspaces (services/shared/fair-lanes.ts): renders wait in one lane
 // per workspace, lanes are taken in turn, a workspace runs at most `workspaceConcurrency` renders and
 // queues at most `workspaceQueueMax`; pre-renders yield to downloads (docs/rendering.md).
+import { existsSync } from 'node:fs';
 import { DomainError, fail } from '../../shared/errors';
 import { FairLanes } from '../../shared/fair-lanes';
 import { Logger } from '../../shared/logger';
@@ -35,6 +36,12 @@ export interface ChromiumPoolOptions {
   relaunchBackoffMs?: number;
   /** Default: Playwright in a worker thread of the pool's own. */
   driver?: ChromiumDriver;
+  /**
+   * TEST ONLY (RENDER_TEST_HOLD_FILE, refused in production): while this file exists no render starts;
+   * renders queue in their lanes and start, in their workspaces' turn, once it is removed. It lets the
+   * black-box suite build a backlog deterministically instead of racing Chromium's speed.
+   */
+  testHoldFile?: string;
 }
 
 interface Slot {
@@ -104,6 +111,8 @@ export class ChromiumPool implements PdfRenderer {
       },
       (waiter) => waiter.job?.background === true,
     );
+    // The test hold's release is noticed by polling (tests only: no file, no timer).
+    if (options.testHoldFile) setInterval(() => this.dispatch(), 50).unref();
   }
 
   /** Launches the browser and warms the pool in the background; a missing Chromium is only logged. */
@@ -214,6 +223,7 @@ export class ChromiumPool implements PdfRenderer {
 
   /** A page may be taken now: an idle one, or room to open one. */
   private pageFree(): boolean {
+    if (this.options.testHoldFile && existsSync(this.options.testHoldFile)) return false;
     return !this.closed && (this.idle.length > 0 || this.slots < this.options.poolSize);
   }
 
