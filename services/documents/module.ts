@@ -31,6 +31,9 @@ export const documentsModule: ServiceModule = {
       ids: { eventId: () => randomUUID() },
       signal: relay,
       mailRecipientsPerDayDefault: readEnv().int('MAIL_RECIPIENTS_PER_DAY_DEFAULT', DEFAULT_MAIL_RECIPIENTS_PER_DAY),
+      // Issuing at volume (docs/documents.md "Issuing at volume"): drafts numbered per batch, and how
+      // many may wait per sequence (or per invoice, for credit reservations) before 503 issuing_overloaded.
+      hooks: { maxBatch: Math.max(1, readEnv().int('ISSUE_BATCH_MAX', 100)), maxWaiting: Math.max(1, readEnv().int('ISSUE_QUEUE_MAX', 500)) },
     });
     const cursors = new CursorCodec(secrets.cursorSecret);
     relay.start();

@@ -25,6 +25,8 @@ export interface GroupCommitOptions {
   overloadCode: string;
   /** Awaited by the leader before it takes a batch (tests hold it to let a batch fill up; no sleeps). */
   beforeBatch?: (key: string, waiting: number) => Promise<void>;
+  /** Called when a request joined the queue, with how many wait now (tests release a held batch on it). */
+  queued?: (key: string, waiting: number) => void;
 }
 
 interface Waiter<T, R> {
@@ -70,6 +72,7 @@ export class GroupCommit<T, R> {
     const expectedWaitMs = (lane.waiting.length + (lane.leading ? this.options.maxBatch : 0)) * lane.perItemMs;
     if (deadline !== undefined && lane.perItemMs > 0 && Date.now() + expectedWaitMs >= deadline) return Promise.reject(this.overloaded());
     const promise = new Promise<R>((resolve, reject) => lane!.waiting.push({ item, deadline, resolve, reject }));
+    this.options.queued?.(key, lane.waiting.length);
     if (!lane.leading) void this.lead(key, lane);
     return promise;
   }

@@ -42,6 +42,8 @@ import { applyIssue, EventFactory, issuable, revisionOf } from './records';
 export interface NumberingHooks {
   /** Awaited before a batch is formed; tests hold it until the drafts they race have queued. */
   beforeBatch?(key: string, waiting: number): Promise<void>;
+  /** Called when a draft joined its sequence's queue, with how many wait now. */
+  queued?(key: string, waiting: number): void;
   /** Runs between reserve and the first apply; tests throw here to simulate a process dying, or pause to race it. */
   afterReserve?(batch: PendingNumber[]): Promise<void>;
   /** Runs after each number written on its document (a crash here leaves the rest of the batch pending). */
@@ -114,6 +116,7 @@ export class Numbering {
       maxWaiting: hooks.maxWaiting ?? 500,
       overloadCode: 'issuing_overloaded',
       beforeBatch: hooks.beforeBatch,
+      queued: hooks.queued,
     });
   }
 
