@@ -10,8 +10,7 @@ import { fail } from '../../shared/errors';
 import { Decimal } from '../../shared/money';
 import { VersionConflict } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
-import { CreditAllocation, DocumentRecord } from '../ports/documents-store';
-import type { DocumentsContext } from './context';
+import { CreditAllocation, DocumentRecord, DocumentsStore } from '../ports/documents-store';
 import { BatchOutcome, GroupCommit } from './group-commit';
 import { NumberingHooks } from './numbering';
 import { creditCapacity } from './records';
@@ -23,10 +22,17 @@ interface Claim {
 
 const MAX_ATTEMPTS = 50;
 
+/** What reserving needs of the documents context (context.ts): the store, settling reservations, a counted write. */
+export interface CreditsDeps {
+  store: DocumentsStore;
+  reconcileCredits(invoice: DocumentRecord): Promise<DocumentRecord>;
+  write(doc: DocumentRecord): Promise<DocumentRecord>;
+}
+
 export class CreditReservations {
   private readonly queue: GroupCommit<Claim, void>;
 
-  constructor(private readonly ctx: DocumentsContext, hooks: NumberingHooks = {}) {
+  constructor(private readonly ctx: CreditsDeps, hooks: NumberingHooks = {}) {
     this.queue = new GroupCommit((key, claims) => this.reserveAll(Number(key), claims), {
       maxBatch: hooks.maxBatch ?? 100,
       maxWaiting: hooks.maxWaiting ?? 500,
