@@ -39,6 +39,8 @@ interface Waiter<T, R> {
 interface Lane<T, R> {
   waiting: Array<Waiter<T, R>>;
   leading: boolean;
+  /** Requests in the batch running now (0 when none). */
+  running: number;
   /** Smoothed milliseconds one request costs inside a batch (batch time ÷ its size). */
   perItemMs: number;
 }
@@ -66,10 +68,10 @@ export class GroupCommit<T, R> {
   submit(key: string, item: T, deadline?: number): Promise<R> {
     if (deadlinePassed(deadline)) return Promise.reject(deadlineExceeded());
     let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { waiting: [], leading: false, perItemMs: 0 }));
+    if (!lane) this.lanes.set(key, (lane = { waiting: [], leading: false, running: 0, perItemMs: 0 }));
     if (lane.waiting.length >= this.options.maxWaiting) return Promise.reject(this.overloaded());
     // Would this request still be waiting when its caller gives up? Then say "retry" now, not later.
-    const expectedWaitMs = (lane.waiting.length + (lane.leading ? this.options.maxBatch : 0)) * lane.perItemMs;
+    const expectedWaitMs = (lane.waiting.length + lane.running) * lane.perItemMs;
     if (deadline !== undefined && lane.perItemMs > 0 && Date.now() + expectedWaitMs >= deadline) return Promise.reject(this.overloaded());
     const promise = new Promise<R>((resolve, reject) => lane!.waiting.push({ item, deadline, resolve, reject }));
     this.options.queued?.(key, lane.waiting.length);
@@ -95,6 +97,7 @@ export class GroupCommit<T, R> {
         }
         if (!batch.length) continue;
         const started = Date.now();
+        lane.running = batch.length;
         try {
           const outcome = await this.run(key, batch.map((w) => w.item));
           batch.forEach((waiter, i) => {
@@ -105,6 +108,7 @@ export class GroupCommit<T, R> {
         } catch (err) {
           for (const waiter of batch) waiter.reject(err);
         }
+        lane.running = 0;
         const perItem = (Date.now() - started) / batch.length;
         lane.perItemMs = lane.perItemMs === 0 ? perItem : 0.7 * lane.perItemMs + 0.3 * perItem;
       }
