@@ -188,7 +188,7 @@ export class Numbering {
         // Another replica is issuing: leave it time to finish before walking its list for it; a list
         // holding one of these very drafts (an interrupted earlier attempt) is completed at once.
         const age = this.clock.now().getTime() - Date.parse(held[0].reserved_at);
-        const grace = (this.hooks.pendingGraceMs ?? 1000) + 20 * held.length;
+        const grace = this.graceMs(held.length);
         if (!held.some((p) => mine.has(p.document_id)) && age >= 0 && age < grace) {
           await jitter(Math.min(50, 2 + held.length));
           seq = await this.get(sequenceId);
@@ -225,6 +225,11 @@ export class Numbering {
     });
   }
 
+  /** How long a pending list of `length` numbers is left to its owner (who renews it while it works). */
+  private graceMs(length: number): number {
+    return (this.hooks.pendingGraceMs ?? 1000) + 20 * length;
+  }
+
   private async get(sequenceId: number): Promise<SequenceRecord> {
     const seq = await this.store.sequences.get(sequenceId);
     if (!seq) throw new Error(`document sequence ${sequenceId} vanished`);
@@ -243,15 +248,27 @@ export class Numbering {
       const list = pendingOf(seq);
       if (!list.length) return { seq, results, written };
       let failed = -1;
-      for (let i = 0; i < list.length && failed < 0; i++) {
+      let beat = -1;
+      const since = Date.now();
+      for (let i = 0; i < list.length && failed < 0 && beat < 0; i++) {
         const p = list[i];
         const outcome = await this.applyOne(seq.type, p, known, written);
         results.set(p.document_id, outcome);
         if (outcome instanceof Error || outcome === null) failed = i;
-        else await this.hooks.afterApply?.(p);
+        else {
+          await this.hooks.afterApply?.(p);
+          // A long batch (a slow store) says it is alive, so other replicas keep waiting instead of
+          // walking it too: the applied entries leave the list and the rest's reserved_at is renewed.
+          if (i < list.length - 1 && Date.now() - since > this.graceMs(list.length) / 3) beat = i;
+        }
       }
       const at = this.clock.now().toISOString();
       try {
+        if (beat >= 0) {
+          const rest = list.slice(beat + 1).map((p) => ({ ...p, reserved_at: at }));
+          seq = await this.store.sequences.update({ ...seq, pending: rest, updated_at: at });
+          continue;
+        }
         if (failed < 0) {
           seq = await this.store.sequences.update({ ...seq, pending: null, updated_at: at });
           await this.hooks.afterRelease?.(list);
