@@ -89,11 +89,22 @@ export class GroupCommit<T, R> {
       while (lane.waiting.length) {
         await this.options.beforeBatch?.(key, lane.waiting.length);
         const now = Date.now();
-        const taken = lane.waiting.splice(0, this.options.maxBatch);
+        // A batch no bigger than what can finish before its earliest caller's deadline, at the pace
+        // batches went recently: a batch that outlives its callers answers nobody (the rest wait for
+        // the next batch, or are refused at once by submit's estimate).
         const batch: Array<Waiter<T, R>> = [];
-        for (const waiter of taken) {
-          if (deadlinePassed(waiter.deadline, now)) waiter.reject(deadlineExceeded());
-          else batch.push(waiter);
+        let earliest = Infinity;
+        while (lane.waiting.length && batch.length < this.options.maxBatch) {
+          const waiter = lane.waiting[0];
+          if (deadlinePassed(waiter.deadline, now)) {
+            lane.waiting.shift();
+            waiter.reject(deadlineExceeded());
+            continue;
+          }
+          const end = Math.min(earliest, waiter.deadline ?? Infinity);
+          if (batch.length > 0 && lane.perItemMs > 0 && now + (batch.length + 1) * lane.perItemMs > end) break;
+          earliest = end;
+          batch.push(lane.waiting.shift()!);
         }
         if (!batch.length) continue;
         const started = Date.now();
