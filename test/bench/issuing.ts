@@ -123,7 +123,11 @@ async function benchMode(mode: Mode): Promise<Run[]> {
     const notesCount = Math.max(100, Math.floor(drafts / 2));
     const fits = notesCount - 50;
     const invoice = await api.post(`${ws.base}/invoices`, { purchaser_id: ws.purchaser, line_items: [line(String(fits), '0')] });
-    const issuedInvoice = await api.post(`${ws.base}/invoices/${invoice.body.id}/issue`);
+    // Retried like a client would (with its key) while the previous run's load drains: 503/504 are retryable.
+    let issuedInvoice = await api.post(`${ws.base}/invoices/${invoice.body.id}/issue`, undefined, { headers: { 'Idempotency-Key': `bench-${invoice.body.id}` } });
+    for (let attempt = 0; attempt < 10 && issuedInvoice.status >= 500; attempt++) {
+      issuedInvoice = await api.post(`${ws.base}/invoices/${invoice.body.id}/issue`, undefined, { headers: { 'Idempotency-Key': `bench-${invoice.body.id}` } });
+    }
     if (issuedInvoice.status !== 200) throw new Error(`invoice issue failed: ${issuedInvoice.status}`);
     log(`${mode}: creating ${notesCount} credit-note drafts of 1.00 against an invoice of ${fits}.00`);
     const noteIds = await createDrafts(api, `${ws.base}/credit_notes`, () => ({ invoice_id: invoice.body.id, line_items: [line('1', '0')] }), notesCount);

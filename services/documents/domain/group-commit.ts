@@ -52,6 +52,9 @@ interface Lane<T, R> {
  */
 export type BatchOutcome<R> = Array<{ ok: R | Promise<R> } | { error: unknown }>;
 
+/** The largest batch before the pace of batches is known (the first one of a key in a process). */
+const FIRST_BATCH_MAX = 10;
+
 export class GroupCommit<T, R> {
   private readonly lanes = new Map<string, Lane<T, R>>();
 
@@ -103,6 +106,8 @@ export class GroupCommit<T, R> {
           }
           const end = Math.min(earliest, waiter.deadline ?? Infinity);
           if (batch.length > 0 && lane.perItemMs > 0 && now + (batch.length + 1) * lane.perItemMs > end) break;
+          // Until one batch was timed, the pace is unknown: start small rather than with everything waiting.
+          if (lane.perItemMs === 0 && batch.length >= FIRST_BATCH_MAX) break;
           earliest = end;
           batch.push(lane.waiting.shift()!);
         }
