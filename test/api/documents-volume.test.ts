@@ -50,7 +50,7 @@ describe('POST invoices/<id>/issue under overload', () => {
 
     const answers = await Promise.all(burst.map((id) => issue(id)));
     const statuses = new Set(answers.map((a) => a.status));
-    expect([...statuses].every((s) => s === 200 || s === 503)).toBe(true);
+    expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
     // Whether the queue overflows depends on the store's speed (embedded SQLite answers synchronously,
     // so a batch rarely finds a second draft waiting); the refusal itself is tested deterministically in
     // test/unit/documents-batches.test.ts. Every refusal here must be the retryable one.
