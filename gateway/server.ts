@@ -19,8 +19,10 @@ import { pathId } from './http/ids';
 import { DrainOptions, GatewayLifecycle } from './http/lifecycle';
 import { observedOf, observeRequests, RouteTemplates } from './http/observe';
 import { LeanLane } from './http/lean-lane';
-import { RouteGroups } from './http/route-groups';
-import { receiveUpload } from './http/upload';
+import { closeLingering } from './http/linger';
+import { normalizeTarget } from './http/request-target';
+import { closingConnection, receiveUpload } from './http/upload';
+import { readUploadOptions, UploadOptions, UploadSpool } from './http/spool';
 import type { Principal } from '../gen/invoicing/identity/v1/identity';
 import { describeAjvError, openApiPath, OpenApiValidator, RequestBodyRule, servedOpenApi } from './openapi/document';
 import { docsRoutes } from './openapi/docs-page';
@@ -32,6 +34,7 @@ import { EdgeState } from './edge/ports/edge-state';
 import { rateLimiter } from './edge/rate-limit';
 import { edgeTestHooks, LISTENER_CLOSED_LATCH } from './edge/test-hooks';
 import { allRoutes } from './routes';
+import { mountRoutes } from './routes/mount';
 import { bodyScopes, isAccountScoped, missingScope, routeScopes, RouteSpec } from './routes/route';
 
 export interface GatewayOptions {
@@ -46,6 +49,8 @@ export interface GatewayOptions {
   signedBlobs?: FsBlobStore;
   /** Edge policies (rate limits, idempotency keys) and the state they share across replicas. */
   edge: { state: EdgeState; config: EdgeConfig };
+  /** Where uploads are spooled and how long their bodies may take (default: from the environment). */
+  uploads?: UploadOptions;
 }
 
 export interface Gateway {
@@ -76,6 +81,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const idempotency = new IdempotencyGuard(options.edge.state, options.edge.config.idempotency, log);
   const testHooks = options.edge.config.testHooks ? edgeTestHooks() : undefined;
   const lifecycle = new GatewayLifecycle(options.edge.state, () => testHooks?.release(LISTENER_CLOSED_LATCH));
+  const uploads = options.uploads ?? readUploadOptions();
+  const { spool, removed } = await UploadSpool.open(uploads.spoolDir);
+  if (removed > 0) log.info({ spool_dir: uploads.spoolDir, removed }, 'removed spool files left by a crashed process');
 
   // Every gateway replica sees every identity event (a consumer group of its own).
   const subscription = await options.bus.subscribe(
@@ -113,22 +121,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi.doc);
   });
-  const router = new RouteGroups();
   const readers = new Map(allRoutes.filter((route) => route.method === 'get').map((route) => [route.path, route]));
   const limiter = rateLimiter(options.edge.state, options.edge.config.rateLimit, log, principals);
-  // The hottest GETs also take the lean lane (gateway/http/lean-lane.ts): the same steps as below, in the
-  // same order, without express's routing. They stay registered with express for what the lane leaves to it.
+  // Every request is charged exactly once, to the budget of the route it matched (RouteSpec.rateClass):
+  // the limiter is the first step of each route (gateway/routes/mount.ts). The hottest GETs also take the
+  // lean lane (gateway/http/lean-lane.ts): the same steps, in the same order, without express's routing.
+  // They stay registered with express for what the lane leaves to it.
   const lane = new LeanLane(answerError);
-  for (const route of allRoutes) {
-    const handle = handler(route);
-    router.add(route.method, route.path, handle);
-    if (route.lean) lane.get('/api/v1', route.path, [lifecycle.connectionPolicy, assignRequestId, observe, limiter, handle]);
-  }
+  const mounted = allRoutes.map((route) => ({ route, handle: handler(route) }));
   if (testHooks) {
-    for (const route of testHooks.routes) router.add(route.method, route.path, handler(route, { documented: false }));
+    mounted.push(...testHooks.routes.map((route) => ({ route, handle: handler(route, { documented: false }) })));
     app.use('/_test/edge', testHooks.control);
   }
-  app.use('/api/v1', limiter, router.handler());
+  const laneSteps = [lifecycle.connectionPolicy, assignRequestId, observe];
+  app.use('/api/v1', ...mountRoutes(mounted, { charge: limiter.forClass, lane, mount: '/api/v1', laneSteps }));
   // Everything else after the API, which carries nearly all of the traffic.
   if (options.signedBlobs) {
     const serve = serveSignedBlobs(options.signedBlobs);
@@ -146,8 +152,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => answerError(err, req, res));
 
   /** The one error writer of the app and of the lean lane. */
-  function answerError(err: unknown, _req: Request, res: Response): void {
-    sendError(res, toHttpError(err, res.locals.requestId as string));
+  function answerError(err: unknown, req: Request, res: Response): void {
+    const answer = toHttpError(err, res.locals.requestId as string);
+    if (answer.headers.connection === 'close') closeLingering(req);
+    sendError(res, answer);
   }
 
   function toHttpError(err: unknown, requestId: string): HttpError {
@@ -259,6 +267,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           body: undefined,
           req,
           signIns,
+          forgetCredential: (credentialId) => principals.evictCredential(credentialId),
         };
         if (principal && isAccountScoped(route)) {
           const pending = workspaces.resolve(principal, pathId(String(req.params.account_id), 'account'), mutation, requestId);
@@ -300,16 +309,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         if (result.stream) await streamAnswer(res, result, result.stream);
         else writeAnswer(res, answerOf(result));
       } catch (err) {
-        next(err);
+        // An upload refused before its body was read whole (401, 403, 402, 422 …): the rest is never read.
+        next(route.upload && !req.complete ? closingConnection(toHttpError(err, res.locals.requestId as string)) : err);
       }
     };
   }
 
-  /** An upload route: the file is received (spooled) first, then the handler runs — under the
-   * Idempotency-Key when one was sent, with the fingerprint of the streamed form. The spool is
-   * deleted however the request ends. */
+  /** An upload route: admitted before any of the body is read (the plan feature), the file received
+   * (screened on its first bytes, spooled) next, then the handler runs — under the Idempotency-Key when
+   * one was sent, with the fingerprint of the streamed form. The spool is deleted however the request ends. */
   async function runUpload(route: RouteSpec, req: Request, res: Response, ctx: RequestContext, principal: Principal, key: string | undefined) {
-    const upload = await receiveUpload(req);
+    const rule = route.upload!;
+    rule.admit?.(ctx);
+    const upload = await receiveUpload(req, { spool, timeoutMs: uploads.timeoutMs, screen: rule.screen });
     ctx.upload = upload;
     try {
       if (key === undefined) {
@@ -357,6 +369,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     listen: (port, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+          // One spelling per route for every matcher below (gateway/http/request-target.ts).
+          req.url = normalizeTarget(req.url ?? '/');
           if (!lane.dispatch(req, res)) app(req, res);
         });
         server.once('error', reject);

@@ -405,7 +405,7 @@ export interface paths {
         put?: never;
         /**
          * Send an invoice by e-mail
-         * @description Enqueue the invoice e-mail (spec defaults applied), set email_sent_at and email_status `queued`; 422 when no recipient remains or an address is malformed. Needs manage:invoices.
+         * @description Enqueue the invoice e-mail (spec defaults applied), set email_sent_at and email_status `queued`; 422 when no recipient remains or an address is malformed. Sending has limits: at most 10 recipients per call (to + cc + bcc after defaults; above → 422 `too_many_recipients`) and the plan's `mail_recipients_per_day` recipients per workspace per UTC day (default 500; above → 402 `daily_recipient_limit_reached` with `upgrade_url`). A refused send queues nothing and leaves the invoice unchanged. Needs manage:invoices.
          */
         post: operations["sendInvoice"];
         delete?: never;
@@ -638,6 +638,14 @@ export interface paths {
          *     nothing valid behind it, a truncated PNG, JPEG or GIF — is refused. A refused or interrupted
          *     upload stores nothing.
          *
+         *     Refused early: the plan feature is checked before any of the body is read (402), the type on
+         *     the file's first 4 KiB (422 `file_type_not_allowed`, `file_type_mismatch`), the size at the
+         *     first byte past 10 MB (422 `file_too_large`); the answer comes at once, with
+         *     `Connection: close`, and the rest of the body is not read. The body must arrive within
+         *     `UPLOAD_TIMEOUT_MS` (default 120 s), else 408 `upload_timeout`. The stored file name is the
+         *     part's file name without any path and without control and format characters (bidi overrides
+         *     such as U+202E, zero-width characters), at most 200 characters.
+         *
          *     The answer is the new expense with `extraction_status: pending` and the `job_id` of its
          *     extraction job; poll the expense until it is `completed` or `failed`. When this month's
          *     `ai_expense_extractions` are used up the file is still stored and the expense is `manual`
@@ -700,11 +708,13 @@ export interface paths {
          * Retry an expense's extraction
          * @description Extracts the fields again with the escalated tier. Needs manage:expenses.
          *     Starts a new extraction job (`extraction_status: pending`, a new `job_id`); the previous
-         *     `job_id` becomes `rejected_job_id` and the new job runs the more capable `escalated` tier. A
-         *     job still running is superseded (its result is discarded). Counts against this month's
-         *     `ai_expense_extractions`. Refused with 422 `no_attachment` when the expense has no file and
-         *     422 `retry_cooldown` within `EXTRACTION_RETRY_COOLDOWN_MS` (default 5 minutes) after a
-         *     completed extraction; 402 `extraction_quota_exhausted` when the quota is used up.
+         *     `job_id` becomes `rejected_job_id` and the new job runs the more capable `escalated` tier.
+         *     Counts against this month's `ai_expense_extractions` (the unit is taken only if the job is
+         *     written). One job per expense at a time: refused with 422 `extraction_in_progress` while a job
+         *     is `pending` or `processing`; 422 `retry_cooldown` within `EXTRACTION_RETRY_COOLDOWN_MS`
+         *     (default 5 minutes) after a job ended, `completed` or `failed`; 422 `no_attachment` when the
+         *     expense has no file; 402 `extraction_quota_exhausted` when the quota is used up. A refusal
+         *     changes nothing and takes no unit.
          */
         post: operations["retryExpenseExtraction"];
         delete?: never;
@@ -1478,7 +1488,7 @@ export interface components {
         };
         /** @description Every field is optional; an empty body is valid. */
         InvoiceSend: {
-            /** @description One address or a list. Default: the purchaser's e-mail. */
+            /** @description One address or a list. Default: the purchaser's e-mail. to + cc + bcc: at most 10 addresses per send (422 too_many_recipients). */
             to?: string | string[];
             cc?: string | string[];
             bcc?: string | string[];
@@ -1714,8 +1724,11 @@ export interface components {
         };
         /** @description Why the last extraction job failed. */
         ExtractionFailure: {
-            /** @enum {string} */
-            reason: "unreadable" | "too_many_pages" | "too_large" | "timeout" | "provider_error" | "interrupted" | "internal";
+            /**
+             * @description `timeout`: the file was still being read at the extraction's time limit; `memory_limit`: reading it needed more memory than the extraction's limit; `crashed`: the file's reader died on it (or its process died under it twice). In each of these the reader was stopped; `retry_extraction` may try again.
+             * @enum {string}
+             */
+            reason: "unreadable" | "too_many_pages" | "too_large" | "timeout" | "memory_limit" | "crashed" | "provider_error" | "interrupted" | "internal";
             message: string;
         };
         /** @description The create and update body (spec §4): an `expense` object and optionally the inline supplier — `unit` (the contact), `invoice_account` (its legal entity) and `address` (the legal entity's address). Sending `expense.supplier_id` together with the inline supplier → 422 ambiguous_supplier. `file` or `attachment`, here or in `expense` → 422 file_not_accepted. */
@@ -2115,7 +2128,7 @@ export interface components {
         /**
          * @description The PDF cannot be rendered right now; retry after `Retry-After` seconds. Codes:
          *     `renderer_unavailable` (Chromium is not installed or cannot start), `renderer_overloaded`
-         *     (too many renders queued), `render_timeout`, `render_failed` (the browser crashed; it is
+         *     (too many renders queued, in all or for this workspace: renders are shared per workspace in turn), `render_timeout`, `render_failed` (the browser crashed; it is
          *     replaced), `service_unavailable` (a service the PDF needs is down).
          */
         RendererUnavailable: {
@@ -2197,6 +2210,21 @@ export interface components {
          * @example req_4f1c2a9b7d3e5f600000000000000017
          */
         "X-Original-Request-Id": string;
+        /**
+         * @description `close`: the upload was refused before its body was read in full; the rest is not read, so the connection is not reused.
+         * @example close
+         */
+        UploadRefusedConnection: "close";
+        /**
+         * @description `nosniff` on every file download: the browser takes the file for its Content-Type, never sniffs it into something else.
+         * @example nosniff
+         */
+        DownloadNoSniff: "nosniff";
+        /**
+         * @description `sandbox` when the file is shown inline (`?disposition=inline`): the browser shows it as a sandboxed document (no scripts, a unique origin). Absent on attachments.
+         * @example sandbox
+         */
+        DownloadSandbox: "sandbox";
         /**
          * @description Strong entity tag of the PDF (quoted); changes whenever anything printed changes.
          * @example "3q2-7wC0a1Zp8xYt4hR1dA"
@@ -3690,13 +3718,37 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            402: components["responses"]["PaymentRequired"];
+            /** @description `subscription_inactive`, or `daily_recipient_limit_reached`: this send would take the workspace past its plan's `mail_recipients_per_day` for today (UTC; live and test mode counted apart); the message says the limit, what is used and when it resets; `upgrade_url` names where to upgrade. Nothing is queued. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["Unprocessable"];
+            /** @description `missing_recipient` (no `to` and the purchaser has no e-mail), `invalid_email`, `too_many_recipients` (to + cc + bcc name more than 10 addresses after defaults), `invalid_locale`, and the other validation codes. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -4243,9 +4295,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `subscription_inactive`, or `feature_not_in_plan` when the plan lacks `attachment_to_document` (the upload rule of spec §4, which takes precedence over §7's 403 row); `upgrade_url` names where to upgrade. */
+            /** @description `subscription_inactive`, or `feature_not_in_plan` when the plan lacks `attachment_to_document` (the upload rule of spec §4, which takes precedence over §7's 403 row); `upgrade_url` names where to upgrade. Answered before the body is read; the connection is closed. */
             402: {
                 headers: {
+                    Connection: components["headers"]["UploadRefusedConnection"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4258,12 +4311,27 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description `upload_timeout`: the body did not arrive within `UPLOAD_TIMEOUT_MS` (default 120 s). Nothing is stored; the connection is closed. */
+            408: {
+                headers: {
+                    Connection: components["headers"]["UploadRefusedConnection"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description `file_empty`, `file_too_large` (over 10 MB; reading stops there and the connection is closed), `file_type_not_allowed`, `file_type_mismatch` (declared type ≠ the type of the bytes), `file_corrupt` (not a valid file of its type). */
+            /** @description `file_empty`, `file_too_large` (over 10 MB; reading stops there and the connection is closed), `file_type_not_allowed`, `file_type_mismatch` (declared type ≠ the type of the bytes; both judged on the file's first 4 KiB, answered before the rest is read, the connection closed), `file_corrupt` (not a valid file of its type). */
             422: {
                 headers: {
+                    Connection: components["headers"]["UploadRefusedConnection"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4314,10 +4382,12 @@ export interface operations {
             200: {
                 headers: {
                     /**
-                     * @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187).
+                     * @description `attachment` (default) or `inline`, with the uploaded file name: `filename="…"` in ASCII and, when the name is not plain ASCII, `filename*=UTF-8''…` (RFC 6266 / RFC 8187); never with control or format characters (bidi overrides).
                      * @example attachment; filename="receipt.pdf"
                      */
                     "Content-Disposition"?: string;
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     /** @example 48213 */
                     "Content-Length"?: number;
                     /**
@@ -4401,7 +4471,19 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["Unprocessable"];
+            /** @description `extraction_in_progress` (a job is pending or processing), `retry_cooldown` (a job ended within the cooldown), `no_attachment` (no file). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
@@ -4914,6 +4996,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4977,6 +5061,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5040,6 +5126,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5103,6 +5191,8 @@ export interface operations {
                     ETag: components["headers"]["PdfETag"];
                     "Cache-Control": components["headers"]["PdfCacheControl"];
                     "Content-Disposition": components["headers"]["PdfContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

@@ -2,7 +2,9 @@
 export const ENVIRONMENT_HELP = `
 How it finds the running system:
   embedded (npm start)  DATA_DIR         data directory of the running system (default ./.data); the
-                                         service addresses are read from DATA_DIR/runtime.json
+                                         service addresses are read from DATA_DIR/runtime.json: Unix
+                                         sockets only the user running the system may open (run the CLI
+                                         as that user)
   distributed           IDENTITY_ADMIN_ADDR   identity's admin port, host:port (users, workspaces, plans,
                                               tokens); setting it selects the distributed addressing
                         DOCUMENTS_ADMIN_ADDR  documents' admin port, host:port (workspace document-settings)

@@ -1,11 +1,18 @@
-// Embedded mode (the default of `npm start`): every service and the gateway in one process, still
-// talking gRPC over loopback; data in DATA_DIR (SQLite) unless engine URLs are configured.
+// Embedded mode (the default of `npm start`): every service and the gateway in one process. The gateway and
+// the services call each other through the in-process transport (grpc/in-process.ts: the same clients,
+// codecs, metadata, deadlines and caller checks, no HTTP/2); EMBEDDED_TRANSPORT=socket makes them use the
+// sockets below instead. Every module is also served over real gRPC on Unix sockets only this user can open
+// (DATA_DIR/grpc, 0700/0600) for the CLI, found in DATA_DIR/runtime.json: no gRPC port on TCP, so no other
+// local account reaches the services or the admin services. Data in DATA_DIR (SQLite) unless engine URLs
+// are configured.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bindAdapters } from '../../services/shared/adapters';
 import { FsBlobStore } from '../../services/shared/blobs/fs';
-import { readEngineUrls, readEnv } from '../../services/shared/config';
+import { ConfigError, readEngineUrls, readEnv } from '../../services/shared/config';
 import { ServiceServers, startServiceServers } from '../../services/shared/grpc/server';
+import { inProcessAddress, serveInProcess } from '../../services/shared/grpc/in-process';
+import { privateSocketDirectory } from '../../services/shared/grpc/local-socket';
 import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { createLogger } from '../../services/shared/logger';
 import { startObservability } from '../../services/shared/observability/process';
@@ -19,7 +26,7 @@ import { serviceModules } from '../modules';
 
 async function main(): Promise<void> {
   const log = createLogger('embedded');
-  // One process talking to itself on loopback: no mTLS (docs/architecture.md "Internal network").
+  // One process talking to itself over private Unix sockets: no mTLS (docs/architecture.md "Internal network").
   usePlaintextMesh();
   const { int, str, optional } = readEnv();
   const dataDir = path.resolve(str('DATA_DIR', '.data'));
@@ -33,20 +40,43 @@ async function main(): Promise<void> {
   const edgeConfig = readEdgeConfig();
   const edgeState = await bindEdgeState({ redisUrl: engines.redisUrl, dataDir, config: edgeConfig });
 
+  const transport = str('EMBEDDED_TRANSPORT', 'in-process');
+  if (transport !== 'in-process' && transport !== 'socket') throw new ConfigError(`EMBEDDED_TRANSPORT must be in-process or socket, not ${transport}`);
+  const sockets = privateSocketDirectory(dataDir);
+  /** The modules' socket addresses (runtime.json, the CLI), and the ones callers in this process use. */
   const addresses: Record<string, string> = {};
-  // Admin services listen on a loopback port of their own, found by the CLI in runtime.json.
+  const started: string[] = [];
+  const peerAddress = (target: string, caller: string) => (transport === 'in-process' ? inProcessAddress(target, caller) : addresses[target]);
+  const peersOf = (caller: string) => Object.fromEntries(started.map((target) => [target, peerAddress(target, caller)]));
+  // Admin services listen on a socket of their own, found by the CLI in runtime.json.
   const adminAddresses: Record<string, string> = {};
   const servers: ServiceServers[] = [];
   const stops: Array<() => Promise<void>> = [];
   for (const module of serviceModules) {
-    const service = await module.create({ adapters, secrets, log: log.child({ service: module.name }), peers: { ...addresses } });
-    const server = await startServiceServers({ bindings: service.bindings, log: log.child({ service: module.name }) });
+    const service = await module.create({ adapters, secrets, log: log.child({ service: module.name }), peers: peersOf(module.name) });
+    if (transport === 'in-process') {
+      const unserve = serveInProcess(module.name, service.bindings);
+      stops.push(async () => unserve());
+    }
+    const server = await startServiceServers({
+      bindings: service.bindings,
+      sockets: { service: sockets.socket(module.name), admin: sockets.socket(`${module.name}-admin`) },
+      log: log.child({ service: module.name }),
+    });
     addresses[module.name] = server.service.address;
+    started.push(module.name);
     if (server.admin) adminAddresses[module.name] = server.admin.address;
     servers.push(server);
     if (service.stop) stops.push(service.stop);
   }
-  const clients = connectClients({ identity: addresses.identity, contacts: addresses.contacts, documents: addresses.documents, rendering: addresses.rendering, expenses: addresses.expenses });
+  const gatewayPeer = (target: string) => peerAddress(target, 'gateway');
+  const clients = connectClients({
+    identity: gatewayPeer('identity'),
+    contacts: gatewayPeer('contacts'),
+    documents: gatewayPeer('documents'),
+    rendering: gatewayPeer('rendering'),
+    expenses: gatewayPeer('expenses'),
+  });
   const gateway = await createGateway({
     clients,
     bus: adapters.bus,
@@ -61,7 +91,7 @@ async function main(): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : port;
   if (adapters.blobs instanceof FsBlobStore) adapters.blobs.setBaseUrl(optional('PUBLIC_URL') ?? `http://127.0.0.1:${boundPort}`);
   // The admin CLI finds the running system through this file.
-  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses }, null, 2));
+  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses }, null, 2), { mode: 0o600 });
 
   const admin = connectAdmin(adminAddresses.identity);
   const demo = await admin.bootstrap({ email: 'demo@example.com', password: 'demo-password' });
@@ -82,6 +112,7 @@ async function main(): Promise<void> {
     await gateway.drain(drain);
     clients.close();
     await Promise.all(servers.map((s) => s.shutdown(0)));
+    sockets.remove();
     for (const s of stops) await s();
     await adapters.close();
     await edgeState.close();

@@ -4,6 +4,7 @@ import { contactsStore } from '../../services/contacts/adapters/contacts-store';
 import { documentsStore } from '../../services/documents/adapters/documents-store';
 import { identityStore } from '../../services/identity/adapters/identity-store';
 import { deliveriesCollection } from '../../services/rendering/adapters/delivery-store';
+import { declaredIndexes } from '../../services/shared/store/mongo';
 import { Collection, CollectionSpec, DocumentStore, StoredDoc } from '../../services/shared/store/port';
 
 /** A service's store factory: builds its collections from a DocumentStore. A new service adds its own here. */
@@ -20,7 +21,7 @@ export function declaredCollections(): DeclaredCollection[] {
   const recorder: DocumentStore = {
     collection<T extends StoredDoc>(spec: CollectionSpec<T>): Collection<T> {
       const known = declared.get(spec.name)?.indexes ?? [];
-      declared.set(spec.name, { name: spec.name, indexes: [...known, ...(spec.indexes ?? [])] });
+      declared.set(spec.name, { name: spec.name, indexes: [...known, ...declaredIndexes(spec)] });
       return new Proxy({} as Collection<T>, {
         get: () => () => {
           throw new Error('the recording store only collects collection specs');
@@ -28,6 +29,7 @@ export function declaredCollections(): DeclaredCollection[] {
       });
     },
     nextId: () => Promise.reject(new Error('the recording store only collects collection specs')),
+    reserveIds: () => Promise.reject(new Error('the recording store only collects collection specs')),
     close: () => Promise.resolve(),
   };
   for (const factory of FACTORIES) factory(recorder);

@@ -3,12 +3,18 @@
 // -Reset (seconds until the window ends); a 429 also carries Retry-After (the same number of seconds)
 // and the JSON error body.
 //
-// Who is charged (docs/edge.md, "Rate limits"): a credential only once it is known valid — a token
-// is just a string a client chose, and charging "its" counter let a client rotating made-up tokens
-// go unlimited. Everything else — no or a malformed credential, sign-ins, a credential identity
-// refuses — is charged to the client address (TRUST_PROXY decides what that is). A credential not yet
-// verified by this gateway is first charged to the address (so a flood of guesses is refused before
-// it reaches identity) and, once identity vouches for it, refunded there and charged to itself.
+// Which budget (docs/edge.md, "Rate limits by route class"): the one of the route the request matched
+// (RouteSpec.rateClass), so the limiter runs after routing, as a step of the matched route (express's
+// router and the lean lane alike) — never a pattern over the URL's text, which has more spellings of
+// one route (case, trailing slash, encodings, fragments) than a pattern keeps up with. A request that
+// matches no route (404) is charged to the general budget.
+//
+// Who is charged: a credential only once it is known valid — a token is just a string a client chose,
+// and charging "its" counter let a client rotating made-up tokens go unlimited. Everything else — no or
+// a malformed credential, sign-ins, a credential identity refuses — is charged to the client address
+// (TRUST_PROXY decides what that is). A credential not yet verified by this gateway is first charged to
+// the address (so a flood of guesses is refused before it reaches identity) and, once identity vouches
+// for it, refunded there and charged to itself.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Principal } from '../../gen/invoicing/identity/v1/identity';
@@ -17,18 +23,12 @@ import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { Logger } from '../../services/shared/logger';
 import { PrincipalCache } from '../auth/principals';
 import { HttpError } from '../http/errors';
+import type { RateClass } from '../routes/route';
 import { clientAddress } from './client-address';
 import { EdgeConfig } from './config';
 import { observedOf } from '../http/observe';
 import { countRateLimit } from './metrics';
 import { EdgeState, WindowCount } from './ports/edge-state';
-
-/** GET …/invoices/<id>/pdf (and the same route of credit notes, proformas and quotes) has its own
- * budget (30/min), not counted in the general one. Matched on the raw URL below the /api/v1 mount
- * (query string allowed) to spare a URL parse per request. */
-const PDF_URL = /^\/accounts\/[^/?]+\/(?:invoices|credit_notes|proformas|quotes)\/[^/?]+\/pdf\/?(?:\?|$)/i; // routing is case-insensitive too
-/** Sign-in is how a client gets a credential: always charged to its address, whatever it carries. */
-const SIGN_IN_URL = /^\/auth\/sign_in\/?(?:\?|$)/i;
 
 export interface RateLimitBucket {
   /** Counter key: bucket name and subject (credential id or client address). */
@@ -38,10 +38,9 @@ export interface RateLimitBucket {
 
 type Limits = EdgeConfig['rateLimit'];
 
-/** The bucket of a credential identity has vouched for. */
-export function credentialBucket(req: Request, principal: Principal, config: Limits): RateLimitBucket {
-  const pdf = (req.method === 'GET' || req.method === 'HEAD') && PDF_URL.test(req.url);
-  return pdf ? { key: `pdf:${principal.credential_id}`, limit: config.pdf } : { key: `api:${principal.credential_id}`, limit: config.general };
+/** The bucket of a credential identity has vouched for, for a route of `rateClass` (not `sign_in`). */
+export function credentialBucket(rateClass: RateClass, principal: Principal, config: Limits): RateLimitBucket {
+  return rateClass === 'pdf' ? { key: `pdf:${principal.credential_id}`, limit: config.pdf } : { key: `api:${principal.credential_id}`, limit: config.general };
 }
 
 /** The bucket of requests without a valid credential: the client address. */
@@ -62,7 +61,12 @@ export function applyWindow(res: Response, bucket: { limit: number }, { count, r
   return count <= bucket.limit;
 }
 
-export function rateLimiter(state: EdgeState, config: Limits, log: Logger, principals: PrincipalCache): RequestHandler {
+/** The limiter: `forClass(c)` is the step that charges a request of a route of class `c` (made once per route). */
+export interface RateLimiter {
+  forClass(rateClass: RateClass): RequestHandler;
+}
+
+export function rateLimiter(state: EdgeState, config: Limits, log: Logger, principals: PrincipalCache): RateLimiter {
   let lastFailureLog = 0;
   const unavailable = (err: unknown) => {
     // Fail open: an unreachable edge state must not take the API down; the request goes on unlimited.
@@ -94,7 +98,7 @@ export function rateLimiter(state: EdgeState, config: Limits, log: Logger, princ
   };
 
   /** A credential this gateway has not verified yet: the address pays for the lookup unless it is valid. */
-  const unverified = async (req: Request, res: Response): Promise<void> => {
+  const unverified = async (req: Request, res: Response, rateClass: RateClass): Promise<void> => {
     const address = addressBucket(req, config);
     if (!(await charge(res, address))) throw refused(res, address);
     let principal: Principal;
@@ -107,26 +111,30 @@ export function rateLimiter(state: EdgeState, config: Limits, log: Logger, princ
     }
     await state.refund(address.key).catch(unavailable);
     observedOf(res).credentialId = principal.credential_id;
-    const bucket = credentialBucket(req, principal, config);
+    const bucket = credentialBucket(rateClass, principal, config);
     if (!(await charge(res, bucket))) throw refused(res, bucket);
   };
 
-  return (req: Request, res: Response, next: NextFunction) => {
-    const signIn = req.method === 'POST' && SIGN_IN_URL.test(req.url);
-    const principal = signIn ? undefined : principals.cached(req.headers.authorization);
-    if (principal) {
-      // The common case: a credential verified within the cache TTL, one round trip.
-      observedOf(res).credentialId = principal.credential_id;
-      const bucket = credentialBucket(req, principal, config);
+  const forClass = (rateClass: RateClass): RequestHandler => {
+    // Sign-in is how a client gets a credential: always charged to its address, whatever it carries.
+    const byAddress = rateClass === 'sign_in';
+    return (req: Request, res: Response, next: NextFunction) => {
+      const principal = byAddress ? undefined : principals.cached(req.headers.authorization);
+      if (principal) {
+        // The common case: a credential verified within the cache TTL, one round trip.
+        observedOf(res).credentialId = principal.credential_id;
+        const bucket = credentialBucket(rateClass, principal, config);
+        charge(res, bucket).then((ok) => next(ok ? undefined : refused(res, bucket)), next);
+        return;
+      }
+      const token = byAddress ? undefined : bearerToken(req.headers.authorization);
+      if (token && (parseApiToken(token) || looksLikeJwt(token))) {
+        unverified(req, res, rateClass).then(() => next(), next);
+        return;
+      }
+      const bucket = addressBucket(req, config);
       charge(res, bucket).then((ok) => next(ok ? undefined : refused(res, bucket)), next);
-      return;
-    }
-    const token = signIn ? undefined : bearerToken(req.headers.authorization);
-    if (token && (parseApiToken(token) || looksLikeJwt(token))) {
-      unverified(req, res).then(() => next(), next);
-      return;
-    }
-    const bucket = addressBucket(req, config);
-    charge(res, bucket).then((ok) => next(ok ? undefined : refused(res, bucket)), next);
+    };
   };
+  return { forClass };
 }

@@ -16,7 +16,14 @@ export function serveSignedBlobs(blobs: FsBlobStore) {
     if (req.method !== 'GET' || !blobs.verify(key, expires, signature)) return json(403, 'invalid_signature', 'the link is invalid or has expired');
     const blob = await blobs.get(key);
     if (!blob) return json(404, 'resource_not_found', 'file not found');
-    res.writeHead(200, { 'content-type': blob.contentType, 'content-length': blob.data.length, 'cache-control': 'private, max-age=60' });
+    // A signed URL opened in a browser shows the file: never sniffed into something else, never a page with scripts.
+    res.writeHead(200, {
+      'content-type': blob.contentType,
+      'content-length': blob.data.length,
+      'cache-control': 'private, max-age=60',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': 'sandbox',
+    });
     res.end(blob.data);
   };
 }

@@ -23,6 +23,12 @@ export interface RequestContext {
   upload?: ReceivedUpload;
   /** Sign-in attempts per e-mail address (used by POST /auth/sign_in). */
   signIns: SignInThrottle;
+  /**
+   * Drops a credential from this gateway's principal cache (POST /auth/sign_out): the gateway that
+   * carries a revocation refuses the credential from its answer on; other replicas follow by the
+   * identity event (docs/edge.md, "Sign-out takes effect at once").
+   */
+  forgetCredential(credentialId: string): void;
 }
 
 export interface RouteResult {

@@ -11,7 +11,10 @@
 // the /api/v1 mount. Matching follows express's routing: case-insensitive, an optional trailing slash,
 // a query string allowed. Anything else — another method (HEAD included), a parameter that is not
 // valid percent-encoding (express answers 400), an absolute-form request target — is left to express,
-// where the same routes are registered as well.
+// where the same routes are registered as well. The gateway hands both the same normalised target
+// (gateway/http/request-target.ts: no fragment, unreserved characters decoded, origin form), and the
+// steps include the route's rate-limit step for its declared class (RouteSpec.rateClass): the budget
+// is known from the match, whichever of the two takes the request.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';

@@ -27,11 +27,12 @@ function groupsOfRequest(url: string): [string, string] {
 export class RouteGroups {
   private readonly groups = new Map<string, express.Router>();
 
-  add(method: Method, path: string, handler: RequestHandler): void {
+  /** A route: `handlers` run in turn, as express runs a route's handlers. */
+  add(method: Method, path: string, ...handlers: RequestHandler[]): void {
     const key = groupOfTemplate(path);
     let router = this.groups.get(key);
     if (!router) this.groups.set(key, (router = express.Router()));
-    router[method](path, handler);
+    router[method](path, ...handlers);
   }
 
   /** The middleware: the request's group, then its first segment's catch-all group, then next(). */

@@ -7,6 +7,8 @@ export const authRoutes: RouteSpec[] = [
     path: '/auth/sign_in',
     operationId: 'signIn',
     authenticated: false,
+    // Charged to the client address; the handler's throttle counts attempts per e-mail address.
+    rateClass: 'sign_in',
     handle: async (ctx, { identity }) => {
       const body = ctx.body as { email: string; password: string };
       const session = await ctx.signIns.guard(body.email, ctx.req.res!, () =>
@@ -24,7 +26,13 @@ export const authRoutes: RouteSpec[] = [
       if (ctx.principal.credential_id.startsWith('key_')) {
         throw new HttpError(422, 'not_a_session', 'sign_out ends session tokens; API keys are revoked in the app');
       }
-      await identity.signOut({ token }, { requestId: ctx.requestId });
+      try {
+        await identity.signOut({ token }, { requestId: ctx.requestId });
+      } finally {
+        // Before the answer, and whatever identity answered (a timeout may have signed out): this
+        // gateway asks identity again on the next request instead of trusting its cache for a TTL.
+        ctx.forgetCredential(ctx.principal.credential_id);
+      }
       return { status: 204 };
     },
   },

@@ -3,7 +3,8 @@
 // gateway's spool, gateway/http/upload.ts) and comes back as a server-streaming one, so neither side
 // holds a whole file.
 import { GetExpenseFileResponse, UploadExpenseRequest } from '../../gen/invoicing/expenses/v1/expenses';
-import { contentDisposition } from '../http/content-disposition';
+import { judgeFileType } from '../../services/shared/file-types';
+import { dispositionOf, downloadHeaders } from '../http/content-disposition';
 import { HttpError } from '../http/errors';
 import { pathId } from '../http/ids';
 import { RequestContext } from '../http/context';
@@ -15,11 +16,18 @@ const BASE = '/accounts/:account_id/expenses';
 export const UPLOAD_FEATURE = 'attachment_to_document';
 const QUOTA = 'ai_expense_extractions';
 
-/** Spec §4 "Upload": 402 with upgrade_url without the plan feature — the upload section's rule, not §7's 403 row (docs/decisions.md). */
+/** Spec §4 "Upload": 402 with upgrade_url without the plan feature — the upload section's rule, not §7's 403 row
+ * (docs/decisions.md). The workspace's plan comes with its access (identity, cached): checked before the body. */
 function requireUploadFeature(ctx: RequestContext): void {
   if (!ctx.access?.subscription.features.includes(UPLOAD_FEATURE)) {
     throw new HttpError(402, 'feature_not_in_plan', `this plan does not include ${UPLOAD_FEATURE}; upgrade to upload files`, { feature: UPLOAD_FEATURE });
   }
+}
+
+/** The file's type from its first bytes, by the rule the expenses service applies again (422, field `file`). */
+async function screenFileType(head: Buffer, declaredType: string | null): Promise<void> {
+  const verdict = await judgeFileType(head, declaredType);
+  if (!verdict.accepted) throw new HttpError(422, verdict.code, verdict.message, { field: 'file' });
 }
 
 const allowanceOf = (ctx: RequestContext) => Number(ctx.access?.subscription.quotas[QUOTA] ?? 0);
@@ -38,9 +46,8 @@ export const expenseFileRoutes: RouteSpec[] = [
     path: `${BASE}/upload`,
     operationId: 'uploadExpense',
     scope: ['manage', 'expenses'],
-    upload: true,
+    upload: { admit: requireUploadFeature, screen: screenFileType },
     handle: async (ctx, { expenses }) => {
-      requireUploadFeature(ctx);
       const res = await expenses.uploadExpense(uploadMessages(ctx), { requestId: ctx.requestId, timeoutMs: 60_000 });
       const expense = presentExpense(res.expense!);
       return { status: 201, body: expense, headers: { location: `/api/v1/accounts/${ctx.tenant!.account_id}/expenses/${expense.id}` } };
@@ -58,16 +65,13 @@ export const expenseFileRoutes: RouteSpec[] = [
       const first = await iterator.next();
       const file = first.done ? undefined : (first.value as GetExpenseFileResponse).file;
       if (!file) throw new HttpError(404, 'resource_not_found', 'expense file not found');
-      // Only the exact value "inline" displays in the browser; anything else downloads (as for PDFs).
-      const disposition = ctx.query.disposition === 'inline' ? 'inline' : 'attachment';
       return {
         status: 200,
         headers: {
           'content-type': file.content_type,
           'content-length': String(file.size),
-          'content-disposition': contentDisposition(disposition, file.filename),
           'cache-control': 'private, no-cache',
-          'x-content-type-options': 'nosniff',
+          ...downloadHeaders(dispositionOf(ctx.query.disposition), file.filename),
         },
         stream: (async function* () {
           for (;;) {

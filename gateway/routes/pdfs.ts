@@ -3,7 +3,7 @@
 // ETag and answers 304 itself, so a matching If-None-Match never renders nor reads the stored file.
 import { DocumentType } from '../../gen/invoicing/documents/v1/documents';
 import type { Resource } from '../../services/shared/credentials';
-import { contentDisposition } from '../http/content-disposition';
+import { dispositionOf, downloadHeaders } from '../http/content-disposition';
 import { pathId } from '../http/ids';
 import { RouteSpec } from './route';
 
@@ -21,6 +21,8 @@ export const pdfRoutes: RouteSpec[] = KINDS.map((kind) => ({
   scope: ['read', kind.segment],
   // Revalidated (If-None-Match → 304) far more often than anything else is read.
   lean: true,
+  // Spec §8: 30/min per credential, counted apart from the general budget.
+  rateClass: 'pdf',
   handle: async (ctx, { rendering }) => {
     const res = await rendering.renderDocumentPdf(
       {
@@ -34,10 +36,8 @@ export const pdfRoutes: RouteSpec[] = KINDS.map((kind) => ({
     // The client may keep the file but must revalidate (a PAID mark, an edit of a draft change it).
     const headers: Record<string, string> = { etag: res.etag, 'cache-control': 'private, no-cache' };
     if (res.not_modified) return { status: 304, headers };
-    // Only the exact value "inline" displays in the browser; anything else downloads.
-    const disposition = ctx.query.disposition === 'inline' ? 'inline' : 'attachment';
-    headers['content-type'] = 'application/pdf';
-    headers['content-disposition'] = contentDisposition(disposition, res.filename);
+    // The same headers through the lean lane and express: both run this handler.
+    Object.assign(headers, { 'content-type': 'application/pdf' }, downloadHeaders(dispositionOf(ctx.query.disposition), res.filename));
     return { status: 200, headers, body: Buffer.from(res.pdf) };
   },
 }));

@@ -3,9 +3,18 @@
 import type { Access, Resource } from '../../services/shared/credentials';
 import { hasScope } from '../../services/shared/credentials';
 import { RequestContext, RouteResult } from '../http/context';
+import type { UploadScreen } from '../http/upload';
 import { GatewayClients } from '../clients';
 
 export type Scope = [Access, Resource];
+
+/**
+ * The rate-limit budget a route's requests are charged to (docs/edge.md, "Rate limits"), chosen from
+ * the matched route — never from the URL's text, which has many spellings for one route:
+ * `general` (the default) per credential; `pdf` the separate PDF budget per credential; `sign_in`
+ * always the client address, whatever credential the request carries.
+ */
+export type RateClass = 'general' | 'pdf' | 'sign_in';
 
 export interface RouteSpec {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -37,16 +46,28 @@ export interface RouteSpec {
   refusesFiles?: boolean;
   /**
    * A multipart file upload (gateway/http/upload.ts): the body is not read as JSON but received as a
-   * stream, its file spooled; the handler finds it in ctx.upload.
+   * stream, its file spooled; the handler finds it in ctx.upload. The rule's checks run before the
+   * body is read in full, so a refused upload is answered without receiving it (docs/edge.md "Uploads").
    */
-  upload?: boolean;
+  upload?: UploadRule;
   /**
    * A GET that the gateway also dispatches through its lean lane (gateway/http/lean-lane.ts): the same
    * steps without express's routing. For the hottest reads only (PDF downloads and their 304s).
    */
   lean?: boolean;
+  /** The budget its requests are charged to; default `general`. */
+  rateClass?: RateClass;
   handle(ctx: RequestContext, clients: GatewayClients): Promise<RouteResult>;
 }
+
+export interface UploadRule {
+  /** Checked before any of the body is read (the plan feature: 402). Throws the refusal. */
+  admit?(ctx: RequestContext): void;
+  /** Checked on the file's first bytes, before the rest is read (its type: 422). Throws the refusal. */
+  screen?: UploadScreen;
+}
+
+export const rateClassOf = (route: RouteSpec): RateClass => route.rateClass ?? 'general';
 
 export const isAccountScoped = (route: RouteSpec) => route.path.startsWith('/accounts/:account_id');
 

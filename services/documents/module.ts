@@ -1,7 +1,7 @@
 // Wires the documents service: store and peers behind its ports, the outbox relay onto the bus, and
 // its handlers to gRPC.
 import { randomUUID } from 'node:crypto';
-import { DocumentsAdminServiceService, DocumentsServiceService } from '../../gen/invoicing/documents/v1/documents';
+import { DocumentSettingsServiceService, DocumentsAdminServiceService, DocumentsServiceService } from '../../gen/invoicing/documents/v1/documents';
 import { readEnv } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
@@ -16,10 +16,11 @@ import { DocumentsContext } from './domain/context';
 import { Documents } from './domain/documents';
 import { Lifecycle } from './domain/lifecycle';
 import { DEFAULT_MAIL_RECIPIENTS_PER_DAY } from './domain/mail-allowance';
-import { documentsAdminHandlers, documentsHandlers } from './grpc/handlers';
+import { documentSettingsHandlers, documentsAdminHandlers, documentsHandlers } from './grpc/handlers';
 
 export const documentsModule: ServiceModule = {
   name: 'documents',
+  needs: { secrets: ['cursorSecret'], blobs: false },
   async create({ adapters, secrets, log, peers }) {
     const store = documentsStore(adapters.store);
     const relay = new OutboxRelay([documentsOutbox(store.documents)], adapters.bus, log, outboxRelayOptions());
@@ -44,6 +45,10 @@ export const documentsModule: ServiceModule = {
           implement('invoicing.documents.v1.DocumentsService', DocumentsServiceService, documentsHandlers(new Documents(ctx), new Lifecycle(ctx), cursors), log),
           { callers: ['gateway', 'rendering'] },
         ),
+        // The workspace's effective settings: expenses defaults an expense's currency to them.
+        restrict(implement('invoicing.documents.v1.DocumentSettingsService', DocumentSettingsServiceService, documentSettingsHandlers(ctx.settings, directory), log), {
+          callers: ['expenses'],
+        }),
         // Document settings: the admin CLI only, on the admin port.
         restrict(implement('invoicing.documents.v1.DocumentsAdminService', DocumentsAdminServiceService, documentsAdminHandlers(ctx.settings), log), {
           callers: ['admin'],

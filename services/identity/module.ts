@@ -16,6 +16,8 @@ import { identityAdminHandlers, identityHandlers } from './grpc/handlers';
 
 export const identityModule: ServiceModule = {
   name: 'identity',
+  // Signs sessions (JWT), paginates, stores logos.
+  needs: { secrets: ['jwtSecret', 'cursorSecret'], blobs: true },
   async create({ adapters, secrets, log }) {
     const store = identityStore(adapters.store);
     // Revocations and workspace changes travel in the outbox of the record they change (same write).

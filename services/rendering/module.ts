@@ -8,7 +8,7 @@ import { readEnv } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { ServiceModule } from '../shared/module';
 import { blobPdfStore } from './adapters/blob-pdf-store';
-import { ChromiumPool } from './adapters/chromium-pool';
+import { ChromiumPool, DEFAULT_WORKSPACE_QUEUE_MAX, defaultWorkspaceConcurrency } from './adapters/chromium-pool';
 import { GrpcDocumentSource } from './adapters/grpc-document-source';
 import { handlebarsTemplate } from './adapters/handlebars-template';
 import { subscribePrerender } from './adapters/prerender-consumer';
@@ -22,14 +22,20 @@ const parts: RenderingPart[] = [mailPart];
 
 export const renderingModule: ServiceModule = {
   name: 'rendering',
+  // PDFs in the blob store; the mail part paginates deliveries.
+  needs: { secrets: ['cursorSecret'], blobs: true },
   async create(deps) {
     const { adapters, log, peers } = deps;
     const { str, int } = readEnv();
+    const poolSize = Math.max(1, int('RENDER_POOL_SIZE', 2));
     const renderer = new ChromiumPool({
       executablePath: str('CHROMIUM_PATH', '/usr/bin/chromium'),
-      poolSize: Math.max(1, int('RENDER_POOL_SIZE', 2)),
+      poolSize,
       timeoutMs: Math.max(1000, int('RENDER_TIMEOUT_MS', 15_000)),
       queueMax: int('RENDER_QUEUE_MAX', 32),
+      // Fair sharing between workspaces (docs/rendering.md): renders at once and renders waiting, per workspace.
+      workspaceConcurrency: Math.max(1, int('RENDER_WORKSPACE_CONCURRENCY', defaultWorkspaceConcurrency(poolSize))),
+      workspaceQueueMax: Math.max(0, int('RENDER_WORKSPACE_QUEUE_MAX', DEFAULT_WORKSPACE_QUEUE_MAX)),
       log: log.child({ component: 'chromium' }),
     });
     renderer.start();

@@ -3,10 +3,11 @@
 // (nor a distributed one better-sqlite3).
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { noBlobStore } from './blobs/none';
 import { BlobStore } from './blobs/port';
 import { observeBus } from './bus/observed';
 import { EventBus } from './bus/port';
-import { EngineUrls } from './config';
+import { ConfigError, EngineUrls } from './config';
 import { Logger } from './logger';
 import { DocumentStore } from './store/port';
 
@@ -21,8 +22,10 @@ export async function bindAdapters(options: {
   dataDir?: string;
   engines: EngineUrls;
   clientId: string;
-  /** Signs embedded blob URLs. */
-  urlSecret: string;
+  /** Signs the file-system store's blob URLs (not needed with MinIO, which signs its own). */
+  urlSecret?: string;
+  /** false: the process uses no blobs (ServiceModule.needs) and is given no blob store at all. Default true. */
+  blobs?: boolean;
   /** Where the engines' own failures (index creation, the Kafka client) are logged; default a logger named clientId. */
   log?: Logger;
 }): Promise<Adapters> {
@@ -47,10 +50,13 @@ export async function bindAdapters(options: {
   }
   bus = observeBus(bus);
   let blobs: BlobStore;
-  if (engines.minio) {
+  if (options.blobs === false) {
+    blobs = noBlobStore(options.clientId);
+  } else if (engines.minio) {
     const [{ Client: MinioClient }, { MinioBlobStore }] = await Promise.all([import('minio'), import('./blobs/minio')]);
     blobs = new MinioBlobStore(new MinioClient(engines.minio), engines.minio.bucket);
   } else {
+    if (!options.urlSecret) throw new ConfigError('URL_SECRET is required for the file-system blob store (or set MINIO_ENDPOINT)');
     const { FsBlobStore } = await import('./blobs/fs');
     blobs = new FsBlobStore(path.join(options.dataDir ?? '.', 'blobs'), options.urlSecret);
   }

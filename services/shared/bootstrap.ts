@@ -6,7 +6,7 @@ import { startServiceServers } from './grpc/server';
 import { createLogger } from './logger';
 import { ServiceModule } from './module';
 import { startObservability } from './observability/process';
-import { loadSecrets } from './secrets';
+import { secretsFromEnv } from './secrets';
 
 /** The admin port of a service process unless ADMIN_GRPC_PORT says otherwise (0: any free port). */
 export const DEFAULT_ADMIN_GRPC_PORT = 50052;
@@ -17,9 +17,13 @@ export async function runService(module: ServiceModule): Promise<void> {
     const { int, optional } = readEnv();
     const engines = readEngineUrls();
     if (!engines.mongoUrl || !engines.kafkaBrokers) throw new ConfigError('MONGO_URL and KAFKA_BROKERS are required for a service process');
-    const secrets = loadSecrets(undefined);
+    // Only what the module declares (least privilege). Blobs on MinIO are signed by MinIO's own keys; only
+    // the file-system store (no MINIO_ENDPOINT) signs its URLs with URL_SECRET.
+    const { blobs } = module.needs;
+    const fsBlobs = blobs && !engines.minio;
+    const secrets = secretsFromEnv(fsBlobs ? [...module.needs.secrets, 'urlSecret'] : module.needs.secrets);
     const observability = await startObservability(module.name, log);
-    const adapters = await bindAdapters({ engines, clientId: module.name, urlSecret: secrets.urlSecret, log });
+    const adapters = await bindAdapters({ engines, clientId: module.name, blobs, urlSecret: fsBlobs ? secrets.urlSecret : undefined, log });
     const service = await module.create({
       adapters,
       secrets,
@@ -32,8 +36,9 @@ export async function runService(module: ServiceModule): Promise<void> {
       bindings: service.bindings,
       host,
       port: int('GRPC_PORT', 0),
-      // Admin services (identity's, documents') never share the service port (docs/architecture.md).
-      adminHost: optional('ADMIN_GRPC_HOST') ?? host,
+      // Admin services (identity's, documents') never share the service port (docs/architecture.md);
+      // their host defaults to GRPC_HOST.
+      adminHost: optional('ADMIN_GRPC_HOST'),
       adminPort: int('ADMIN_GRPC_PORT', DEFAULT_ADMIN_GRPC_PORT),
       healthPort: healthPort === undefined ? undefined : int('GRPC_HEALTH_PORT', 0),
       log,

@@ -64,6 +64,7 @@ export function countingWrites<T extends StoredDoc>(collection: Collection<T>, c
     list: (query) => collection.list(query),
     count: (where) => collection.count(where),
     insert: (doc) => collection.insert(doc),
+    insertMany: (docs) => collection.insertMany(docs),
     async update(doc) {
       const written = await collection.update(doc);
       await counters.bump(scope, written.id);

@@ -2,7 +2,7 @@
 // The distributed bootstrap (runService) runs one module per process; the embedded launcher runs all.
 import { Adapters } from './adapters';
 import { Logger } from './logger';
-import { Secrets } from './secrets';
+import { SecretName, Secrets } from './secrets';
 import { ServiceBinding } from './grpc/typed';
 
 export interface Peers {
@@ -21,7 +21,20 @@ export interface ServiceDeps {
   peers: Peers;
 }
 
+/**
+ * What a service process is given beyond its store and bus. The distributed bootstrap reads only these, and
+ * the chart gives each Deployment only these (docs/operations.md "Secrets per workload";
+ * test/unit/helm-chart.test.ts compares the two).
+ */
+export interface ServiceNeeds {
+  /** The signing secrets it signs or verifies with. */
+  secrets: readonly SecretName[];
+  /** Whether it stores or reads blobs (the MinIO keys). */
+  blobs: boolean;
+}
+
 export interface ServiceModule {
   name: string;
+  needs: ServiceNeeds;
   create(deps: ServiceDeps): Promise<{ bindings: ServiceBinding[]; stop?: () => Promise<void> }>;
 }

@@ -141,3 +141,27 @@ export function calendarDate(value: string, field: string): string {
   }
   return value.trim();
 }
+
+/**
+ * Characters that are not shown but change what is shown or how it is read: C0 and C1 controls (Cc) and
+ * format characters (Cf: the bidi overrides, embeddings and isolates such as U+202E that make
+ * `invoice‮fdp.html` display as `invoice.html`, zero-width joiners, the soft hyphen, the BOM).
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}]/gu;
+
+/** `text` without invisible characters (above): the one character rule of file names, stored or sent in headers. */
+export const withoutInvisible = (text: string): string => text.replace(INVISIBLE, '');
+
+/**
+ * A file name as it may be stored and shown (docs/expenses.md "File names"): the last path segment, no
+ * invisible characters, trimmed, at most `maxLength` characters (code points: a cut never splits a
+ * surrogate pair). May be empty: the caller supplies its default. Every name that enters storage passes
+ * through here.
+ */
+export function visibleFileName(name: string, maxLength = 200): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  return Array.from(withoutInvisible(base).trim())
+    .slice(0, maxLength)
+    .join('')
+    .trim();
+}

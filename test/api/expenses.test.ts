@@ -1,6 +1,7 @@
 // Spec §2 Expense, §4 Expenses (list, create, read, update, soft delete), §5 scopes, and the pagination
 // rules for expenses. Upload, the file download and retry_extraction are tested with the job machinery.
 import { Api, eventually, onEveryGateway } from '../support/api';
+import { setDocumentSettings } from '../support/documents';
 import { createWorkspace, tokenFor, Workspace } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
 
@@ -62,6 +63,16 @@ describe('POST /accounts/<account_id>/expenses', () => {
       ],
     });
     expect(res.body.line_items.map((i: { total: string }) => i.total)).toEqual(['1.01', '0.10', '10.00']);
+  });
+});
+
+describe('POST /accounts/<account_id>/expenses: the workspace currency', () => {
+  it('the spec’s minimal body with items and no currency is priced in the workspace currency, as documents are', async () => {
+    const w = await createWorkspace(system, 'Koruna s.r.o.');
+    await setDocumentSettings(system, w.id, { currency: 'CZK' });
+    const res = await new Api(system.baseUrl, w.pat).post(`/api/v1/accounts/${w.id}/expenses`, { expense: { expense_items_attributes: [{ name: 'Paper', unit_price: '10', vat_rate: '21' }] } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ currency: 'CZK', total: '12.10' });
   });
 });
 
@@ -166,7 +177,7 @@ describe('POST /accounts/<account_id>/expenses: body validation', () => {
     [{ expense: { issue_date: '2024-02-30' } }, 'invalid_value', 'expense.issue_date'],
     [{ expense: { due_date: '1800-01-01' } }, 'invalid_date', 'expense.due_date'],
     [{ expense: { currency: 'XYZ' } }, 'invalid_currency', 'expense.currency'],
-    [{ expense: { expense_items_attributes: [{ name: 'x', unit_price: '1' }] } }, 'missing_field', 'expense.currency'],
+    [{ expense: { currency: null, expense_items_attributes: [{ name: 'x', unit_price: '1' }] } }, 'missing_field', 'expense.currency'],
     [{ expense: { currency: 'EUR', expense_items_attributes: [{ name: 'x', unit_price: '1e5' }] } }, 'invalid_decimal', 'expense.expense_items_attributes[0].unit_price'],
     [{ expense: { currency: 'EUR', expense_items_attributes: [{ name: 'x' }] } }, 'missing_field', 'expense.expense_items_attributes[0].unit_price'],
     [{ expense: { currency: 'EUR', expense_items_attributes: [{ id: 1, name: 'x' }] } }, 'unknown_expense_item', 'expense.expense_items_attributes[0].id'],

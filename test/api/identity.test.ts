@@ -11,7 +11,7 @@ import { mintToken } from '../../services/shared/credentials';
 import { connect } from '../../services/shared/grpc/typed';
 import { Api, eventually } from '../support/api';
 import { createUser, createWorkspace, tokenFor, uniqueEmail, Workspace } from '../support/fixtures';
-import { startSystem, System } from '../support/system';
+import { currentMode, startSystem, System } from '../support/system';
 
 let system: System;
 let api: Api;
@@ -178,14 +178,15 @@ describe('POST /auth/sign_in and /auth/sign_out', () => {
     expect(mistyped.body.error).toMatchObject({ code: 'invalid_type', field: 'email' });
   });
 
-  it('sign_out puts the session on the deny list', async () => {
+  it('sign_out puts the session on the deny list, effective at once on the gateway that answered it', async () => {
     const token = await signIn(ws.ownerEmail);
-    expect((await api.post('/api/v1/auth/sign_out', undefined, { token })).status).toBe(204);
-    await eventually(async () => {
-      const res = await api.get('/api/v1/user', { token });
-      expect(res.status).toBe(401);
-      expect(res.body.error.code).toBe('revoked_credentials');
-    });
+    const gateway = new Api(system.baseUrls[0]); // one gateway, also in cluster mode (the others: test/system/sign-out-gateways.test.ts)
+    expect((await gateway.get('/api/v1/user/accounts', { token })).status).toBe(200); // cached by the gateway
+    expect((await gateway.post('/api/v1/auth/sign_out', undefined, { token })).status).toBe(204);
+    // No waiting for the identity event: the gateway dropped the session from its cache before answering.
+    const res = await gateway.get('/api/v1/user/accounts', { token });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('revoked_credentials');
   });
 
   it('sign_out with an API key is refused (422), the key keeps working', async () => {
@@ -225,9 +226,25 @@ describe('session tokens are bound to this API (aud)', () => {
 });
 
 describe('signing secrets are at least 32 bytes', () => {
-  it.each(['JWT_SECRET', 'URL_SECRET', 'CURSOR_SECRET'])('the system refuses to start with a %s of 31 bytes, naming it', async (name) => {
+  it.each(['JWT_SECRET', 'CURSOR_SECRET'])('the system refuses to start with a %s of 31 bytes, naming it', async (name) => {
     const weak = { ...secrets, [name]: 'x'.repeat(31) };
     await expect(startSystem({ env: weak })).rejects.toThrow(new RegExp(`${name} must be at least 32 bytes`));
+  });
+
+  // URL_SECRET signs only the file-system blob store's URLs: a process reads (and checks) it only there
+  // (docs/operations.md "Secrets per workload"). Distributed processes on MinIO are never given it.
+  it('URL_SECRET is checked where it is read: embedded mode refuses one of 31 bytes; distributed processes on MinIO do not read it', async () => {
+    const weak = { ...secrets, URL_SECRET: 'x'.repeat(31) };
+    if (currentMode() === 'embedded') {
+      await expect(startSystem({ env: weak })).rejects.toThrow(/URL_SECRET must be at least 32 bytes/);
+      return;
+    }
+    const started = await startSystem({ env: weak });
+    try {
+      expect((await fetch(`${started.baseUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await started.stop();
+    }
   });
 });
 

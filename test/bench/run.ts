@@ -353,6 +353,11 @@ const TARGETS: Array<{ key: string; min: number; what: string }> = [
   { key: 'embedded POST', min: 0.5, what: 'idempotent POST, embedded' },
   { key: 'redis POST', min: 0.5, what: 'idempotent POST, Redis' },
 ];
+/** The embedded mode against bare node:http (issue #18, the in-process transport), slices of the same cycle. */
+const BARE_TARGETS: Array<{ key: string; min: number; what: string }> = [
+  { key: 'embedded GET', min: 0.12, what: 'authenticated GET, embedded' },
+  { key: 'embedded POST', min: 0.08, what: 'idempotent POST, embedded' },
+];
 
 function summarize(slices: Slice[], unloaded: Unloaded[], roundsDone: number, notes: string[]) {
   const keys = Object.keys(LABEL).filter((key) => slices.some((r) => keyOf(r) === key));
@@ -393,7 +398,12 @@ function summarize(slices: Slice[], unloaded: Unloaded[], roundsDone: number, no
     const row = rows.find((r) => r.key === t.key)!;
     return { ...t, ratio: row.xNaive, quartiles: row.xNaiveQuartiles, cpuRatio: row.xNaiveCpu, pass: row.xNaive >= t.min };
   });
+  const bareTargets = BARE_TARGETS.filter((t) => rows.some((r) => r.key === t.key)).map((t) => {
+    const row = rows.find((r) => r.key === t.key)!;
+    return { ...t, ratio: row.xBare, pass: row.xBare >= t.min };
+  });
   return {
+    bareTargets,
     generated_at: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, pinning },
     settings: {
@@ -450,6 +460,10 @@ function markdown(report: ReturnType<typeof summarize>): string {
     ...report.targets.map(
       (t) => `| ${t.what} | ${fixed(t.ratio, 2)} | ${fixed(t.quartiles[0], 2)}–${fixed(t.quartiles[1], 2)} | ${fixed(t.cpuRatio, 2)} | ≥ ${t.min} | ${t.pass ? 'met' : '**not met**'} |`,
     ),
+    '',
+    '| what | × bare node:http | target | |',
+    '|---|---:|---:|---|',
+    ...report.bareTargets.map((t) => `| ${t.what} | ${fixed(t.ratio, 3)} | ≥ ${t.min} | ${t.pass ? 'met' : '**not met**'} |`),
     '',
     '## Slices',
     '',

@@ -40,6 +40,7 @@ function heldAtInsert(store: ContactsStore, latch: { arrive(): Promise<void> }):
     list: (query) => inner.list(query),
     count: (where) => inner.count(where),
     update: (doc) => inner.update(doc),
+    insertMany: (docs) => inner.insertMany(docs),
   };
   return { ...store, bankAccounts };
 }

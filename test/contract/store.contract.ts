@@ -94,6 +94,101 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
       expect(await find('.*')).toEqual([]);
     });
 
+    describe('substring index (searchField): `contains` answers exactly what a scan would', () => {
+      const searchable = (name = collectionName()) =>
+        store.collection<Item>({ name, indexes: [['tenant', 'live']], searchField: 'search' });
+      const find = async (c: ReturnType<typeof searchable>, text: string, where = {}) =>
+        (await c.list({ where, limit: 100, contains: { field: 'search', text } })).map((d) => d.id);
+
+      it('finds literal substrings, also of query-syntax characters, case-sensitively', async () => {
+        const c = searchable();
+        const texts = ['acme "quoted" ltd', 'near(x) and or not', 'star* col:umn', 'ÚČTO s.r.o.', 'účto s.r.o.', 'plain words', 'xyz'];
+        for (const [i, search] of texts.entries()) await c.insert(item(i + 1, { search }));
+        expect(await find(c, '"quoted"')).toEqual([1]);
+        expect(await find(c, 'near(x)')).toEqual([2]);
+        expect(await find(c, 'and or')).toEqual([2]);
+        expect(await find(c, 'star*')).toEqual([3]);
+        expect(await find(c, 'col:umn')).toEqual([3]);
+        expect(await find(c, 'účto')).toEqual([5]);
+        expect(await find(c, 'ÚČTO')).toEqual([4]);
+        expect(await find(c, 'PLAIN')).toEqual([]); // the service normalises case; the store matches exactly
+        expect(await find(c, 's.r.o.')).toEqual([5, 4]);
+        expect(await find(c, 'xyz')).toEqual([7]);
+        expect(await find(c, 'xy')).toEqual([7]); // shorter than a trigram: still found
+        expect(await find(c, 'y')).toEqual([7]);
+      });
+
+      it('follows updates: a changed text is found by its new words only', async () => {
+        const c = searchable();
+        const saved = await c.insert(item(1, { search: 'old name' }));
+        await c.update({ ...saved, search: 'new name' });
+        expect(await find(c, 'old name')).toEqual([]);
+        expect(await find(c, 'new name')).toEqual([1]);
+      });
+
+      it('combines with filters and keyset pagination, in both orders, beyond the first rows of a large scope', async () => {
+        const c = searchable();
+        const count = 3_000;
+        const dayOf = (i: number) => `2026-01-${String((i % 28) + 1).padStart(2, '0')}`;
+        // Every 7th row of tenant 1 holds the needle; tenant 2's rows all hold it and must never show.
+        await c.insertMany(
+          Array.from({ length: count }, (_, i) =>
+            item(i + 1, { tenant: i % 3 === 2 ? 2 : 1, search: i % 3 === 2 || i % 7 === 0 ? `row ${i} needle` : `row ${i} hay`, day: dayOf(i) }),
+          ),
+        );
+        const expected = Array.from({ length: count }, (_, i) => ({ id: i + 1, day: dayOf(i), i })).filter(({ i }) => i % 3 !== 2 && i % 7 === 0);
+        const pages: number[] = [];
+        let after: number[] | undefined;
+        for (;;) {
+          const page = await c.list({ where: { tenant: 1 }, limit: 40, after, contains: { field: 'search', text: 'needle' } });
+          pages.push(...page.map((d) => d.id));
+          if (page.length < 40) break;
+          after = [page[page.length - 1].id];
+        }
+        expect(pages).toEqual(expected.map(({ id }) => id).reverse());
+        const byDay = await c.list({ where: { tenant: 1 }, orderBy: ['day'], limit: 1000, contains: { field: 'search', text: 'needle' } });
+        const sorted = [...expected].sort((a, b) => (a.day === b.day ? b.id - a.id : a.day < b.day ? 1 : -1));
+        expect(byDay.map((d) => d.id)).toEqual(sorted.map((d) => d.id));
+        const rare = await c.list({ where: { tenant: 1 }, limit: 5, contains: { field: 'search', text: 'row 7 needle' } });
+        expect(rare.map((d) => d.id)).toEqual([8]);
+      });
+
+      it('indexes what a collection already held when it gains a searchField', async () => {
+        const name = collectionName();
+        const plain = store.collection<Item>({ name, indexes: [['tenant', 'live']] });
+        await plain.insert(item(1, { search: 'written before the index' }));
+        await plain.insertMany([item(2, { search: 'also before the index' })]);
+        const c = searchable(name);
+        expect(await find(c, 'before the')).toEqual([2, 1]);
+      });
+    });
+
+    describe('bulk loads', () => {
+      it('insertMany writes every document at version 1 and refuses a duplicate id', async () => {
+        const c = store.collection<Item>({ name: collectionName(), indexes: [['tenant', 'live']] });
+        await c.insertMany([item(1), item(2), item(3)]);
+        expect((await c.list({ where: {}, limit: 10 })).map((d) => [d.id, d.version])).toEqual([[3, 1], [2, 1], [1, 1]]);
+        await expect(c.insertMany([item(4), item(2)])).rejects.toBeInstanceOf(DuplicateId);
+      });
+
+      it('insertMany refuses documents that hold unique keys (their claims are per write), writing none', async () => {
+        const c = items();
+        await expect(c.insertMany([item(1), item(2, { code: 'K' })])).rejects.toThrow(/unique keys/);
+        expect(await c.count({})).toBe(0);
+        await c.insertMany([item(3)]); // no key held: bulk is fine in a collection that has unique keys
+        expect(await c.get(3)).not.toBeNull();
+      });
+
+      it('reserveIds takes a block of the counter that nextId continues after', async () => {
+        const sequence = `bulk_${randomBytes(4).toString('hex')}`;
+        expect(await store.nextId(sequence)).toBe(1);
+        expect(await store.reserveIds(sequence, 1000)).toBe(2);
+        expect(await store.nextId(sequence)).toBe(1002);
+        const blocks = await Promise.all([store.reserveIds(sequence, 10), store.reserveIds(sequence, 10)]);
+        expect(blocks.sort((a, b) => a - b)).toEqual([1003, 1013]);
+      });
+    });
+
     it('update is compare-and-set on version', async () => {
       const c = items();
       const saved = await c.insert(item(1));

@@ -9,3 +9,11 @@ describeStoreContract('SQLite (embedded)', {
   open: async () => new SqliteDocumentStore(file),
   reopen: async () => new SqliteDocumentStore(file),
 });
+
+// The adapter answers a search by a bounded scan first and the trigram index after it; the contract again
+// with the scan turned off runs every search through the index.
+const indexOnly = path.join(mkdtempSync(path.join(os.tmpdir(), 'store-contract-')), 'test.db');
+describeStoreContract('SQLite (embedded), searches through the trigram index only', {
+  open: async () => new SqliteDocumentStore(indexOnly, { searchScanRows: 0 }),
+  reopen: async () => new SqliteDocumentStore(indexOnly, { searchScanRows: 0 }),
+});

@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { serviceModules } from '../../deploy/modules';
-import { isolatedMongoUrl, realEngineEnv, withoutEngines } from './real-engines';
+import { isolatedMongoUrl, onlyCredentialsOf, realEngineEnv, withoutEngines } from './real-engines';
 import { RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy';
 
 // The repository root, whether this runs from test/support (jest) or dist/test/support (the cluster launcher).
@@ -73,6 +73,8 @@ export interface StartOptions {
   replicas?: Record<string, number>;
   /** Distributed mode: a round-robin HTTP proxy in front of the gateways becomes the baseUrl. */
   proxy?: boolean;
+  /** Distributed mode: each process sees only the credentials the chart gives its workload (onlyCredentialsOf). */
+  leastPrivilege?: boolean;
 }
 
 /** Services run with two replicas in cluster mode (those present in deploy/modules.ts). */
@@ -258,11 +260,10 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
         const replicas = await startAll(
           Array.from({ length: options.replicas?.[module.name] ?? 1 }, (_, r) => async () => {
             const label = r === 0 ? module.name : `${module.name} ${r}`;
-            return startProcess(
-              dist('deploy/distributed/main.js'),
-              { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(label)) },
-              label,
-            );
+            const env = { ...shared, ...peers, ...tlsEnv(module.name), SERVICE: module.name, GRPC_PORT: '0', ADMIN_GRPC_PORT: '0', ...(await metricsEnv(label)) };
+            if (!options.leastPrivilege) return startProcess(dist('deploy/distributed/main.js'), env, label);
+            const own = <E extends NodeJS.ProcessEnv>(e: E) => onlyCredentialsOf(module.name, module.needs, e);
+            return startProcess(dist('deploy/distributed/main.js'), own(env), label, own(process.env));
           }),
         );
         procs.push(...replicas);
@@ -277,8 +278,9 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
         Array.from({ length: options.gateways ?? 1 }, (_, i) => async () =>
           startProcess(
             dist('deploy/distributed/main.js'),
-            { ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0', ...(await metricsEnv(`gateway ${i}`)) },
+            ((env) => (options.leastPrivilege ? onlyCredentialsOf('gateway', undefined, env) : env))({ ...shared, ...addrEnv, ...tlsEnv('gateway'), SERVICE: 'gateway', PORT: '0', ...(await metricsEnv(`gateway ${i}`)) }),
             `gateway ${i}`,
+            options.leastPrivilege ? onlyCredentialsOf('gateway', undefined, process.env) : process.env,
           ),
         ),
       );

@@ -2,7 +2,7 @@
 // --version, passwords from standard input or a prompt (never needed as an argument), failures as
 // one line with a non-zero exit, --json for machine-readable errors.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -171,5 +171,86 @@ describe('invoicing: the addresses --help documents are all it needs', () => {
     const workspace = String(JSON.parse(created.stdout).id);
     expect(cli(['workspace', 'document-settings', '--workspace', workspace, '--currency', 'EUR'], { env })).toMatchObject({ code: 0, stderr: '' });
     expect(cli(['cash-register', 'create', '--workspace', workspace, '--name', 'Till'], { env })).toMatchObject({ code: 0, stderr: '' });
+  });
+});
+
+describe('the embedded admin services: only the local CLI reaches them (docs/architecture.md "Internal network")', () => {
+  const runtime = () =>
+    JSON.parse(readFileSync(path.join(system.dataDir, 'runtime.json'), 'utf8')) as { pid: number; services: Record<string, string>; admin: Record<string, string> };
+  const signIn = (email: string) =>
+    fetch(`${system.baseUrl}/api/v1/auth/sign_in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'an intruder secret' }) });
+  /** A process that is not the CLI asks identity's admin service for a user, at `address`; prints the outcome. */
+  const createUserFrom = (address: string, email: string, asUser?: number) =>
+    spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const { connectAdmin } = require(${JSON.stringify(path.join(root, 'dist/gateway/clients.js'))});
+         const admin = connectAdmin(process.argv[1]);
+         admin.createUser({ email: process.argv[2], password: 'an intruder secret', name: '' }, { timeoutMs: 5000 })
+           .then(() => console.log('created'), (err) => console.log('refused', err.status, err.message)).finally(() => admin.close());`,
+        address,
+        email,
+      ],
+      { encoding: 'utf8', uid: asUser, gid: asUser, cwd: '/' },
+    );
+
+  /** The TCP ports `pid` listens on, from /proc: its socket inodes matched against the kernel's listening sockets. */
+  function listeningTcpPorts(pid: number): number[] {
+    const inodes = new Set(
+      readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+        try {
+          return [/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]].filter((i): i is string => !!i);
+        } catch {
+          return [];
+        }
+      }),
+    );
+    return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) =>
+      readFileSync(table, 'utf8')
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim().split(/\s+/))
+        .filter((cols) => cols[3] === '0A' && inodes.has(cols[9]))
+        .map((cols) => parseInt(cols[1].split(':')[1], 16)),
+    );
+  }
+
+  it('every gRPC address in runtime.json is a Unix socket, 0600, in a directory only this user may enter (0700)', () => {
+    const { services, admin } = runtime();
+    expect(Object.keys(admin).sort()).toEqual(['documents', 'identity']);
+    for (const address of [...Object.values(services), ...Object.values(admin)]) {
+      expect(address).toMatch(/^unix:\//);
+      const socket = address.slice('unix:'.length);
+      expect(statSync(socket).isSocket()).toBe(true);
+      expect(statSync(socket).mode & 0o777).toBe(0o600);
+      expect(statSync(path.dirname(socket)).mode & 0o777).toBe(0o700);
+    }
+  });
+
+  it('no TCP port of the process (the old admin port is gone) lets a local process create a user', async () => {
+    const ports = listeningTcpPorts(runtime().pid);
+    expect(ports).toContain(new URL(system.baseUrl).port ? Number(new URL(system.baseUrl).port) : 80);
+    for (const port of ports) {
+      const email = uniqueEmail('tcp-intruder');
+      const { stdout } = createUserFrom(`127.0.0.1:${port}`, email);
+      expect(stdout).toMatch(/^refused /);
+      expect((await signIn(email)).status).toBe(401);
+    }
+  });
+
+  // Switching to another account needs root (as on CI); the socket's mode is asserted above either way.
+  (process.getuid?.() === 0 ? it : it.skip)('another local account cannot open the admin socket, so cannot create a user', async () => {
+    const email = uniqueEmail('other-account');
+    const nobody = 65534;
+    const { stdout } = createUserFrom(runtime().admin.identity, email, nobody);
+    expect(stdout).toMatch(/^refused 14 .*EACCES/);
+    expect((await signIn(email)).status).toBe(401);
+  });
+
+  it('the CLI, as the user running the system, creates a user over the socket', async () => {
+    const email = uniqueEmail('local-cli');
+    expect(cli(['user', 'create', '--email', email, '--password-stdin'], { input: 'an intruder secret' }).code).toBe(0);
+    expect((await signIn(email)).status).toBe(200);
   });
 });

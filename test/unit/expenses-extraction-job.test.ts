@@ -11,8 +11,10 @@ import {
   failed,
   isDue,
   MAX_ATTEMPTS,
+  MAX_SANDBOX_KILLS,
   noExtraction,
   retried,
+  unfinished,
   uploaded,
 } from '../../services/expenses/domain/extraction-job';
 import { ExtractionQuota, quotaCountersSpec } from '../../services/expenses/domain/extraction-quota';
@@ -80,13 +82,13 @@ describe('crash recovery: a job is never left in processing', () => {
     expect(completed(second.state, second.claim!, at(LEASE + 1))?.extraction_status).toBe('completed');
   });
 
-  it(`after ${MAX_ATTEMPTS} interrupted attempts the job ends failed (interrupted), not in processing`, () => {
+  it(`after ${MAX_ATTEMPTS} interrupted attempts (not the file's doing) the job ends failed (interrupted), not in processing`, () => {
     let state: ExtractionState = uploaded('job-1', true, t0);
     let now = 0;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const taken = claimed(state, 'job-1', LEASE, at(now))!;
       expect(taken.claim?.attempt).toBe(attempt);
-      state = taken.state;
+      state = unfinished(taken.state, taken.claim!)!; // a dependency failed: no sandbox kill
       now += LEASE;
     }
     const last = claimed(state, 'job-1', LEASE, at(now))!;
@@ -94,6 +96,40 @@ describe('crash recovery: a job is never left in processing', () => {
     expect(last.state.extraction_status).toBe('failed');
     expect(last.state.extraction_job?.failure?.reason).toBe('interrupted');
     expect(isDue(last.state, at(now * 2))).toBe(false);
+  });
+});
+
+describe(`sandbox kills: a job that killed its sandbox ${MAX_SANDBOX_KILLS} times is not offered again`, () => {
+  it('each claim counts a kill with its lease; an answer (completed, or a failure that is no kill) takes it back', () => {
+    const taken = claimed(uploaded('job-1', true, t0), 'job-1', LEASE, t0)!;
+    expect(taken.state.extraction_job).toMatchObject({ attempts: 1, sandbox_kills: 1, lease_until: t0.getTime() + LEASE });
+    expect(completed(taken.state, taken.claim!, at(10))!.extraction_job?.sandbox_kills).toBe(0);
+    expect(failed(taken.state, taken.claim!, 'too_many_pages', '500 pages', at(10))!.extraction_job?.sandbox_kills).toBe(0);
+  });
+
+  it.each(['timeout', 'memory_limit', 'crashed'] as const)('a %s failure keeps its kill', (reason) => {
+    const taken = claimed(uploaded('job-1', true, t0), 'job-1', LEASE, t0)!;
+    expect(failed(taken.state, taken.claim!, reason, 'killed', at(10))!.extraction_job).toMatchObject({ sandbox_kills: 1, failure: { reason } });
+  });
+
+  it(`after ${MAX_SANDBOX_KILLS} claims whose process died the next claim ends the job failed (crashed): no further attempt`, () => {
+    let state: ExtractionState = uploaded('job-1', true, t0);
+    let now = 0;
+    for (let attempt = 1; attempt <= MAX_SANDBOX_KILLS; attempt++) {
+      state = claimed(state, 'job-1', LEASE, at(now))!.state;
+      now += LEASE;
+    }
+    const next = claimed(state, 'job-1', LEASE, at(now))!;
+    expect(next.claim).toBeNull();
+    expect(next.state.extraction_status).toBe('failed');
+    expect(next.state.extraction_job).toMatchObject({ attempts: MAX_SANDBOX_KILLS, sandbox_kills: MAX_SANDBOX_KILLS, failure: { reason: 'crashed' } });
+    expect(isDue(next.state, at(now * 2))).toBe(false);
+  });
+
+  it('records written before the count existed start from 0', () => {
+    const old = uploaded('job-1', true, t0);
+    delete (old.extraction_job as { sandbox_kills?: number }).sandbox_kills;
+    expect(claimed(old, 'job-1', LEASE, t0)!.state.extraction_job?.sandbox_kills).toBe(1);
   });
 });
 
@@ -113,11 +149,23 @@ describe('retry_extraction', () => {
     expect(codeOf(() => checkRetry(done, { hasFile: true, cooldownMs: 30_000 }, at(31_000)))).toBe('allowed');
   });
 
-  it('failed, manual, pending and processing jobs may be retried at once', () => {
-    const { state, claim } = claimed(uploaded('job-1', true, t0), 'job-1', LEASE, t0)!;
-    for (const s of [state, failed(state, claim!, 'unreadable', 'x', t0)!, uploaded('job-1', false, t0), uploaded('job-1', true, t0)]) {
-      expect(codeOf(() => checkRetry(s, { hasFile: true, cooldownMs: 3_600_000 }, t0))).toBe('allowed');
+  it('422 extraction_in_progress while a job is pending or processing (also under a lapsed lease: it is taken again)', () => {
+    const pending = uploaded('job-1', true, t0);
+    const { state: processing } = claimed(pending, 'job-1', LEASE, t0)!;
+    for (const [s, now] of [[pending, t0], [processing, t0], [processing, at(LEASE + 1)]] as const) {
+      expect(codeOf(() => checkRetry(s, { hasFile: true, cooldownMs: 0 }, now))).toBe('extraction_in_progress');
     }
+  });
+
+  it('422 retry_cooldown within the cooldown after a failure too; allowed from its end', () => {
+    const { state, claim } = claimed(uploaded('job-1', true, t0), 'job-1', LEASE, t0)!;
+    const failedAt1s = failed(state, claim!, 'unreadable', 'x', at(1000))!;
+    expect(codeOf(() => checkRetry(failedAt1s, { hasFile: true, cooldownMs: 30_000 }, at(30_999)))).toBe('retry_cooldown');
+    expect(codeOf(() => checkRetry(failedAt1s, { hasFile: true, cooldownMs: 30_000 }, at(31_000)))).toBe('allowed');
+  });
+
+  it('a manual expense with a file (no job ever ran) may be retried at once', () => {
+    expect(codeOf(() => checkRetry(uploaded('job-1', false, t0), { hasFile: true, cooldownMs: 3_600_000 }, t0))).toBe('allowed');
   });
 
   it('the new job is escalated and pending; the previous job id moves to rejected_job_id', () => {
@@ -147,32 +195,59 @@ describe('the ai_expense_extractions quota', () => {
   };
   const live = { account_id: 1, livemode: true };
 
+  const job = (n: number) => ({ jobId: `job-${n}`, expenseId: n });
+
   it('allows exactly the allowance per month, live and sandbox apart; a new month starts afresh', async () => {
     const quota = open();
-    expect(await quota.take(live, 2, t0)).toBe(true);
-    expect(await quota.take(live, 2, t0)).toBe(true);
-    expect(await quota.take(live, 2, t0)).toBe(false);
+    expect(await quota.take(live, 2, t0, job(1))).not.toBeNull();
+    expect(await quota.take(live, 2, t0, job(2))).not.toBeNull();
+    expect(await quota.take(live, 2, t0, job(3))).toBeNull();
     expect(await quota.used(live, t0)).toBe(2);
-    expect(await quota.take({ account_id: 1, livemode: false }, 2, t0)).toBe(true);
-    expect(await quota.take({ account_id: 2, livemode: true }, 2, t0)).toBe(true);
-    expect(await quota.take(live, 2, new Date('2026-12-01T00:00:00Z'))).toBe(true);
+    expect(await quota.take({ account_id: 1, livemode: false }, 2, t0, job(4))).not.toBeNull();
+    expect(await quota.take({ account_id: 2, livemode: true }, 2, t0, job(5))).not.toBeNull();
+    expect(await quota.take(live, 2, new Date('2026-12-01T00:00:00Z'), job(6))).not.toBeNull();
   });
 
   it('a plan without the quota allows none', async () => {
-    expect(await open().take(live, 0, t0)).toBe(false);
+    expect(await open().take(live, 0, t0, job(1))).toBeNull();
   });
 
   it('20 concurrent requests for the last 3 extractions: exactly 3 get one', async () => {
     const quota = open();
-    const results = await Promise.all(Array.from({ length: 20 }, () => quota.take(live, 3, t0)));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => quota.take(live, 3, t0, job(i))));
     expect(results.filter(Boolean)).toHaveLength(3);
     expect(await quota.used(live, t0)).toBe(3);
   });
 
-  it('giveBack returns one extraction (a request that failed before its job existed)', async () => {
+  it('giveBack returns the unit once, however often it is called (a request whose job was not written)', async () => {
     const quota = open();
-    await quota.take(live, 1, t0);
-    await quota.giveBack(live, t0);
-    expect(await quota.take(live, 1, t0)).toBe(true);
+    const ticket = (await quota.take(live, 2, t0, job(1)))!;
+    await quota.take(live, 2, t0, job(2));
+    await quota.giveBack(ticket);
+    await quota.giveBack(ticket);
+    expect(await quota.used(live, t0)).toBe(1);
+  });
+
+  it('reconcile: a hold older than the grace is committed when its job was written, given back when not; younger holds wait', async () => {
+    const quota = open();
+    await quota.take(live, 5, t0, job(1));
+    await quota.take(live, 5, t0, job(2));
+    await quota.take(live, 5, at(50_000), job(3));
+    const written = new Set(['job-1']);
+    expect(await quota.reconcile(at(60_000), 60_000, async (h) => written.has(h.job_id))).toEqual({ committed: 1, returned: 1 });
+    expect(await quota.used(live, t0)).toBe(2);
+    expect(await quota.reconcile(at(110_000), 60_000, async () => false)).toEqual({ committed: 0, returned: 1 });
+    expect(await quota.used(live, t0)).toBe(1);
+  });
+
+  it('a request that outlived the grace: reconcile gave its unit back, its commit charges it again; a commit after reconcile committed changes nothing', async () => {
+    const quota = open();
+    const late = (await quota.take(live, 5, t0, job(1)))!;
+    const committedByReconcile = (await quota.take(live, 5, t0, job(2)))!;
+    await quota.reconcile(at(60_000), 60_000, async (h) => h.job_id === 'job-2');
+    expect(await quota.used(live, t0)).toBe(1);
+    await quota.commit(late);
+    await quota.commit(committedByReconcile);
+    expect(await quota.used(live, t0)).toBe(2);
   });
 });

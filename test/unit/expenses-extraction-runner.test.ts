@@ -1,14 +1,16 @@
 // The extraction job runner and the upload/retry use cases (services/expenses/domain/extraction-runner.ts,
 // expense-files.ts) on a real SQLite store and filesystem blobs, with a fake Extractor: the result is
 // written, a failure ends `failed` with its reason within the time limit, a job interrupted by a crash
-// (driven by hooks, never sleeps) is taken again after its lease and never left in processing, a retry
-// supersedes a running job, and the outbox carries one extraction_requested event per job.
+// (driven by hooks, never sleeps) is taken again after its lease and never left in processing, a retry is
+// refused while a job is due, quota and job commit together (crashes between them driven by hooks), and
+// the outbox carries one extraction_requested event per job.
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileInspector } from '../../services/expenses/adapters/file-inspector';
 import { expensesStore } from '../../services/expenses/adapters/expenses-store';
 import { EXTRACTION_REQUESTED, ExpenseFiles } from '../../services/expenses/domain/expense-files';
+import { MAX_SANDBOX_KILLS } from '../../services/expenses/domain/extraction-job';
 import { ExtractionQuota, quotaCountersSpec } from '../../services/expenses/domain/extraction-quota';
 import { ExtractionRunner, RunnerHooks, SupplierMatcher } from '../../services/expenses/domain/extraction-runner';
 import { ExpensesStore, storedConfidence } from '../../services/expenses/ports/expenses-store';
@@ -58,6 +60,7 @@ const ok = (total = '120.00') => async (): Promise<ExtractionResult> => ({ field
 interface Setup {
   store: ExpensesStore;
   files: ExpenseFiles;
+  quota: ExtractionQuota;
   clock: { t: number; now(): Date };
   runner(extractor: Extractor, hooks?: RunnerHooks, timeLimitMs?: number): ExtractionRunner;
   matched: string[];
@@ -81,6 +84,7 @@ function setup(): Setup {
   return {
     store,
     files,
+    quota,
     clock,
     matched,
     runner: (extractor, hooks = {}, timeLimitMs = 5_000) => new ExtractionRunner(store, blobs, extractor, suppliers, clock, { timeLimitMs, leaseMs: timeLimitMs + 1_000 }, hooks),
@@ -202,36 +206,61 @@ describe('crash recovery (driven by hooks)', () => {
     expect((await s.store.expenses.get(expense.id))!.totals.total).toBe('120.00');
   });
 
-  it('a job whose worker keeps dying ends failed (interrupted), never stuck in processing', async () => {
+  it('a job whose worker keeps dying ends failed (crashed: it killed its sandbox twice), never stuck in processing', async () => {
     const s = setup();
     const expense = await uploadOne(s);
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < MAX_SANDBOX_KILLS; attempt++) {
       const claimedLatch = latch();
       void s.runner(new FakeExtractor(ok()), { afterClaim: async () => (claimedLatch.open(), new Promise<never>(() => undefined)) }).run(expense.id, expense.job_id!);
       await claimedLatch.opened;
       s.clock.t += 6_001;
     }
     expect(await s.runner(new FakeExtractor(ok())).run(expense.id, expense.job_id!)).toBe('failed');
-    expect((await s.store.expenses.get(expense.id))!.extraction_job?.failure?.reason).toBe('interrupted');
+    expect((await s.store.expenses.get(expense.id))!.extraction_job?.failure?.reason).toBe('crashed');
   });
 });
 
 describe('retry_extraction', () => {
-  it('a retry while the job runs supersedes it: the old result is discarded, the escalated job runs and completes', async () => {
+  it('422 extraction_in_progress while the job is pending and while it runs; no quota unit is taken', async () => {
     const s = setup();
-    const expense = await uploadOne(s);
+    const expense = await uploadOne(s, 2);
+    await expect(s.files.retry(tenant, expense.id, 2)).rejects.toMatchObject({ code: 'extraction_in_progress' });
     const atWrite = latch();
     const resume = latch();
-    const old = s.runner(new FakeExtractor(ok('1.00')), { beforeWrite: async () => (atWrite.open(), resume.opened) }).run(expense.id, expense.job_id!);
+    const running = s.runner(new FakeExtractor(ok()), { beforeWrite: async () => (atWrite.open(), resume.opened) }).run(expense.id, expense.job_id!);
     await atWrite.opened;
-    const retried = await s.files.retry(tenant, expense.id, 10);
-    expect(retried).toMatchObject({ extraction_status: 'pending', rejected_job_id: expense.job_id });
-    expect(retried.outbox!.at(-1)).toMatchObject({ payload: { extraction_requested: { job_id: retried.job_id, tier: 'escalated', rejected_job_id: expense.job_id } } });
+    await expect(s.files.retry(tenant, expense.id, 2)).rejects.toMatchObject({ code: 'extraction_in_progress' });
     resume.open();
-    expect(await old).toBe('superseded');
-    const escalated = new FakeExtractor(ok('120.00'));
-    expect(await s.runner(escalated).run(expense.id, retried.job_id!)).toBe('completed');
-    expect(escalated.calls[0].tier).toBe('escalated');
+    expect(await running).toBe('completed');
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(1);
+  });
+
+  it('the cooldown applies after a failed job too, then the escalated retry is allowed', async () => {
+    const s = setup();
+    const expense = await uploadOne(s);
+    expect(await s.runner(new FakeExtractor(async () => Promise.reject(new ExtractionFailure('unreadable', 'noise')))).run(expense.id, expense.job_id!)).toBe('failed');
+    await expect(s.files.retry(tenant, expense.id, 10)).rejects.toMatchObject({ code: 'retry_cooldown' });
+    s.clock.t += 60_000;
+    expect(await s.files.retry(tenant, expense.id, 10)).toMatchObject({ extraction_status: 'pending', rejected_job_id: expense.job_id, extraction_job: { tier: 'escalated' } });
+  });
+
+  it('two retries racing (both past the first check, driven by a latch): one writes its job, the other is refused and its unit is given back', async () => {
+    const s = setup();
+    const expense = await uploadOne(s);
+    await s.runner(new FakeExtractor(ok())).run(expense.id, expense.job_id!);
+    s.clock.t += 60_000;
+    const bothTook = latch();
+    let took = 0;
+    s.quota.hooks.afterTake = async () => {
+      if (++took === 2) bothTook.open();
+      await bothTook.opened;
+    };
+    const results = await Promise.allSettled([s.files.retry(tenant, expense.id, 10), s.files.retry(tenant, expense.id, 10)]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'extraction_in_progress' });
+    const after = (await s.store.expenses.get(expense.id))!;
+    expect(after.outbox!.filter((e) => e.type === EXTRACTION_REQUESTED)).toHaveLength(2); // the upload's job and one retry
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(2);
   });
 
   it('the cooldown after a completion, then allowed; a retry under the same key is not applied twice', async () => {
@@ -249,6 +278,71 @@ describe('retry_extraction', () => {
   it('402 extraction_quota_exhausted when the month’s extractions are used up', async () => {
     const s = setup();
     const expense = await uploadOne(s, 1);
+    await s.runner(new FakeExtractor(ok())).run(expense.id, expense.job_id!);
+    s.clock.t += 60_000;
     await expect(s.files.retry(tenant, expense.id, 1)).rejects.toMatchObject({ code: 'extraction_quota_exhausted' });
+  });
+});
+
+describe('quota and job commit together (crash between the two steps, driven by a hook)', () => {
+  const never = () => new Promise<void>(() => undefined);
+
+  it('an upload that dies after taking its unit, before writing its job: the unit is given back once the hold outlives its grace', async () => {
+    const s = setup();
+    const tookIt = latch();
+    s.quota.hooks.afterTake = async () => {
+      tookIt.open();
+      return never(); // the process dies here
+    };
+    void uploadOne(s);
+    await tookIt.opened;
+    s.quota.hooks.afterTake = undefined;
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(1);
+    expect(await s.files.reconcileQuota(60_000)).toEqual({ committed: 0, returned: 0 }); // still within its grace
+    s.clock.t += 60_000;
+    expect(await s.files.reconcileQuota(60_000)).toEqual({ committed: 0, returned: 1 });
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(0);
+    expect(await s.store.expenses.count({ extraction_status: 'pending' })).toBe(0);
+  });
+
+  it('a retry that dies after taking its unit: given back; the expense keeps its previous job', async () => {
+    const s = setup();
+    const expense = await uploadOne(s);
+    await s.runner(new FakeExtractor(ok())).run(expense.id, expense.job_id!);
+    s.clock.t += 60_000;
+    const tookIt = latch();
+    s.quota.hooks.afterTake = async () => (tookIt.open(), never());
+    void s.files.retry(tenant, expense.id, 10);
+    await tookIt.opened;
+    s.quota.hooks.afterTake = undefined;
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(2);
+    s.clock.t += 60_000;
+    await s.files.reconcileQuota(60_000);
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(1);
+    expect((await s.store.expenses.get(expense.id))!).toMatchObject({ extraction_status: 'completed', job_id: expense.job_id });
+  });
+
+  it('a request that dies after writing its job, before committing: reconcile keeps the unit (the job exists)', async () => {
+    const s = setup();
+    const expense = await uploadOne(s);
+    // The hold as a dead request leaves it: taken for the job that was written, never committed.
+    await s.quota.take(tenant, 10, s.clock.now(), { jobId: expense.job_id!, expenseId: expense.id });
+    s.clock.t += 60_000;
+    expect(await s.files.reconcileQuota(60_000)).toEqual({ committed: 1, returned: 0 });
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(2);
+  });
+
+  it('a request slower than the grace: reconcile gives its unit back, the job is then written and charged again — one unit per job', async () => {
+    const s = setup();
+    const tookIt = latch();
+    const resume = latch();
+    s.quota.hooks.afterTake = async () => (tookIt.open(), resume.opened);
+    const slow = uploadOne(s);
+    await tookIt.opened;
+    s.clock.t += 60_000;
+    expect(await s.files.reconcileQuota(60_000)).toEqual({ committed: 0, returned: 1 });
+    resume.open();
+    expect(await slow).toMatchObject({ extraction_status: 'pending' });
+    expect(await s.quota.used(tenant, s.clock.now())).toBe(1);
   });
 });

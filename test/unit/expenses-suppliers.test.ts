@@ -94,7 +94,7 @@ describe('extracted supplier matched by registration or VAT id (ListContactsById
 /** The expenses domain over its own SQLite store and the real contacts service, with test hooks. */
 function expensesWith(hooks: ExpensesHooks = {}): { expenses: Expenses; store: ExpensesStore } {
   const own = expensesStore(new SqliteDocumentStore(path.join(mkdtempSync(path.join(os.tmpdir(), 'expenses-store-')), 'test.db')));
-  return { store: own, expenses: new Expenses(own, suppliers, { now: () => new Date() }, hooks) };
+  return { store: own, expenses: new Expenses(own, suppliers, { currency: async () => 'EUR' }, { now: () => new Date() }, hooks) };
 }
 
 /** Makes the first call of a hook fail as a crash would (nothing after it runs); later calls pass. */

@@ -59,10 +59,13 @@ class FakeSuppliers implements Suppliers {
   }
 }
 
+/** The documents service's answer for the workspace currency (a Czech workspace). */
+const workspace = { currency: async () => 'CZK' };
+
 function service() {
   const store = expensesStore(new SqliteDocumentStore(path.join(mkdtempSync(path.join(os.tmpdir(), 'expenses-unit-')), 'test.db')));
   const suppliers = new FakeSuppliers();
-  return { store, suppliers, expenses: new Expenses(store, suppliers, { now: () => new Date() }) };
+  return { store, suppliers, expenses: new Expenses(store, suppliers, workspace, { now: () => new Date() }) };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -251,6 +254,27 @@ describe('expense_items_attributes and totals', () => {
 
   it('a new expense with items needs a currency', () => {
     expect(() => composeFields(null, { items: [{ name: 'X', unit_price: '1' }] })).toThrow(/currency/);
+  });
+});
+
+describe('the workspace currency: an expense with items and no currency takes it, as documents do', () => {
+  it('create with items and no currency: priced in the workspace currency', async () => {
+    const created = await service().expenses.create(tenant, { items: [{ name: 'Paper', unit_price: '10', vat_rate: '21' }] }, undefined);
+    expect(created.currency).toBe('CZK');
+    expect(created.totals.total).toBe('12.10');
+  });
+
+  it('a named currency wins; an explicit null with items stays 422 missing_field; no items, no currency', async () => {
+    const s = service();
+    expect((await s.expenses.create(tenant, { currency: 'EUR', items: [{ name: 'x', unit_price: '1' }] }, undefined)).currency).toBe('EUR');
+    await expect(s.expenses.create(tenant, { currency: null, items: [{ name: 'x', unit_price: '1' }] }, undefined)).rejects.toMatchObject({ code: 'missing_field' });
+    expect((await s.expenses.create(tenant, { note: 'typed in' }, undefined)).currency).toBeNull();
+  });
+
+  it('PATCH adding items to an expense without a currency: the workspace currency', async () => {
+    const s = service();
+    const created = await s.expenses.create(tenant, { note: 'x' }, undefined);
+    expect((await s.expenses.update(tenant, created.id, { items: [{ name: 'x', unit_price: '1' }] }, undefined)).currency).toBe('CZK');
   });
 });
 

@@ -6,6 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { compileTemplate, LeanLane } from '../../gateway/http/lean-lane';
+import { normalizeTarget } from '../../gateway/http/request-target';
 
 let server: http.Server;
 let base: string;
@@ -98,6 +99,28 @@ describe('lean lane matching (express routing semantics)', () => {
     expect(pattern.test('/api/v1/accounts/1/quotes/2/pdfx')).toBe(false);
     expect(pattern.test('/api/v1/accounts/1/quotes//pdf')).toBe(false);
     expect(pattern.test('/api/v1/accounts/1/quotes/2/3/pdf')).toBe(false);
+  });
+});
+
+describe('lean lane matching of the normalised target (gateway/http/request-target.ts)', () => {
+  // The gateway normalises every target before the lane sees it, so the lane (and the rate class its
+  // route declares) is chosen for every spelling of a lean route; the raw spellings alone it leaves to express.
+  const { pattern } = compileTemplate('/api/v1', '/accounts/:account_id/invoices/:id/pdf');
+  it.each([
+    '/api/v1/accounts/1/invoices/2/pdf#x',
+    '/api/v1/accounts/1/invoices/2/pdf/#x',
+    '/api/v1/accounts/1/invoices/2/%70df',
+    '/api/v1/accounts/1/invoices/2/%50%44%46?disposition=inline#x',
+    'http://gateway/api/v1/accounts/1/invoices/2/pdf',
+  ])('%s: taken once normalised, left to express raw', (target) => {
+    expect(pattern.test(normalizeTarget(target))).toBe(true);
+    expect(pattern.test(target)).toBe(false);
+  });
+
+  it('a target that is no spelling of the route stays unmatched once normalised', () => {
+    for (const target of ['/api/v1/accounts/1//invoices/2/pdf', '/api/v1/accounts/1/invoices/2/pdf%2F', '/api/v1/accounts/1/invoices/2/pdfx#x']) {
+      expect(pattern.test(normalizeTarget(target))).toBe(false);
+    }
   });
 });
 

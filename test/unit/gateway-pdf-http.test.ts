@@ -1,7 +1,7 @@
 // The gateway's HTTP side of PDFs: Content-Disposition (RFC 6266 / RFC 8187) and the 503 of an
 // unavailable renderer (Retry-After from the service's error detail).
 import { status } from '@grpc/grpc-js';
-import { contentDisposition } from '../../gateway/http/content-disposition';
+import { contentDisposition, dispositionOf, downloadHeaders } from '../../gateway/http/content-disposition';
 import { httpErrorFromRemote } from '../../gateway/http/errors';
 import { RemoteCallError } from '../../services/shared/grpc/errors';
 
@@ -24,6 +24,35 @@ describe('Content-Disposition', () => {
     const header = contentDisposition('attachment', 'a"b\\c 請求書 (1)*.pdf');
     expect(header).toBe(`attachment; filename="a_b_c ___ (1)*.pdf"; filename*=UTF-8''a%22b%5Cc%20%E8%AB%8B%E6%B1%82%E6%9B%B8%20%281%29%2A.pdf`);
     expect(header).not.toMatch(/[\r\n]/);
+  });
+});
+
+describe('File names in Content-Disposition: no invisible characters', () => {
+  it('bidi overrides and isolates, zero-width characters, C0 and C1 controls are dropped from both forms', () => {
+    expect(contentDisposition('attachment', 'invoice\u202Efdp.html')).toBe('attachment; filename="invoicefdp.html"');
+    expect(contentDisposition('inline', 'Faktúra\u2066\u200B\u0085\u0007 1\u2069.pdf')).toBe(
+      `inline; filename="Faktura 1.pdf"; filename*=UTF-8''Fakt%C3%BAra%201.pdf`,
+    );
+  });
+
+  it('a name with nothing visible left gets a default', () => {
+    expect(contentDisposition('attachment', '\u202E\u200F')).toBe('attachment; filename="download"');
+  });
+});
+
+describe('Download headers', () => {
+  it('every download: nosniff; shown inline: also Content-Security-Policy: sandbox', () => {
+    expect(downloadHeaders('attachment', 'a.pdf')).toEqual({ 'content-disposition': 'attachment; filename="a.pdf"', 'x-content-type-options': 'nosniff' });
+    expect(downloadHeaders('inline', 'a.pdf')).toEqual({
+      'content-disposition': 'inline; filename="a.pdf"',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': 'sandbox',
+    });
+  });
+
+  it('only the exact value "inline" displays inline', () => {
+    expect(dispositionOf('inline')).toBe('inline');
+    for (const other of ['INLINE', 'inline ', '', undefined, ['inline']]) expect(dispositionOf(other)).toBe('attachment');
   });
 });
 

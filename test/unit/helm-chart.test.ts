@@ -80,10 +80,12 @@ describe('installs with documented values only', () => {
     expect(renderFailure(['-f', ci('minimal'), '--set', 'secrets.jwtSecret=short']).stderr).toMatch(/jwtSecret/);
   });
 
-  it('generates every signing secret (≥ 32 bytes) and fills every credential the pods read', () => {
+  it('generates every signing secret a pod reads (≥ 32 bytes) and fills every credential the pods read', () => {
     const objects = render('inv', ['-f', ci('minimal')]);
     const secret = find(objects, 'Secret', 'inv-secrets');
-    for (const key of ['jwtSecret', 'cursorSecret', 'urlSecret']) expect(Buffer.from(secret.data![key], 'base64').length).toBeGreaterThanOrEqual(32);
+    for (const key of ['jwtSecret', 'cursorSecret']) expect(Buffer.from(secret.data![key], 'base64').length).toBeGreaterThanOrEqual(32);
+    // URL_SECRET signs only the file-system blob store's URLs: on MinIO no process reads it.
+    expect(secret.data).not.toHaveProperty('urlSecret');
     for (const key of ['mongoUrl', 'redisUrl', 'kafkaBrokers', 'minioAccessKey', 'minioSecretKey']) expect(Buffer.from(secret.data![key], 'base64').length).toBeGreaterThan(0);
   });
 
@@ -121,7 +123,7 @@ describe('credentials', () => {
 
   it('existing Secrets replace the chart-held credentials (production set)', () => {
     const objects = render('inv', ['-f', ci('production')]);
-    const env = envOf(find(objects, 'Deployment', 'inv-documents'));
+    const env = envOf(find(objects, 'Deployment', 'inv-identity'));
     expect(env.MONGO_URL.valueFrom.secretKeyRef).toEqual({ name: 'invoicing-engines', key: 'mongo-url' });
     expect(env.MINIO_SECRET_KEY.valueFrom.secretKeyRef).toEqual({ name: 'invoicing-minio', key: 'secret-key' });
     expect(env.JWT_SECRET.valueFrom.secretKeyRef).toEqual({ name: 'invoicing-signing', key: 'jwtSecret' });
@@ -258,13 +260,24 @@ describe('internal network', () => {
       );
     };
     expect(admitted('identity', 'grpc').sort()).toEqual(['documents', 'expenses', 'gateway', 'rendering']);
-    expect(admitted('documents', 'grpc').sort()).toEqual(['gateway', 'rendering']);
+    expect(admitted('documents', 'grpc').sort()).toEqual(['expenses', 'gateway', 'rendering']);
     expect(admitted('contacts', 'grpc').sort()).toEqual(['admin', 'documents', 'expenses', 'gateway']);
     expect(admitted('rendering', 'grpc')).toEqual(['gateway']);
     expect(admitted('expenses', 'grpc')).toEqual(['gateway']);
     for (const name of ['identity', 'documents']) expect(admitted(name, 'grpc-admin')).toEqual(['admin']);
     for (const name of ['contacts', 'rendering', 'expenses']) expect(admitted(name, 'grpc-admin')).toEqual([]);
     for (const o of objects.filter((x) => x.kind === 'NetworkPolicy')) expect(o.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+  });
+
+  it('gRPC servers bind 0.0.0.0 in plaintext only when tls.enabled=false says so (GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK)', () => {
+    const consent = (objects: K8s[], name: string) => envOf(find(objects, 'Deployment', `inv-${name}`)).GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK;
+    const mtls = render('inv', ['-f', ci('minimal')]);
+    const plaintext = render('inv', ['-f', ci('minimal'), '--set', 'tls.enabled=false']);
+    for (const name of SERVICES) {
+      expect(envOf(find(mtls, 'Deployment', `inv-${name}`)).GRPC_TLS_DIR).toBeDefined();
+      expect(consent(mtls, name)).toBeUndefined();
+      expect(consent(plaintext, name)).toEqual({ name: 'GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK', value: 'i-understand' });
+    }
   });
 });
 
@@ -285,6 +298,171 @@ describe('init Job, Ingress, ServiceMonitor', () => {
     expect(find(objects, 'Ingress', 'inv-gateway').spec.rules[0].http.paths[0].backend.service).toEqual({ name: 'inv-gateway', port: { name: 'http' } });
     expect(find(objects, 'ServiceMonitor', 'inv-invoicing').spec.endpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' });
     expect(find(objects, 'Service', 'inv-gateway').spec.ports.map((p: { name: string }) => p.name)).toEqual(['http']);
+  });
+});
+
+/**
+ * Least privilege (docs/operations.md "Secrets per workload"): the credentials each workload is given, read
+ * from the code — only identity signs sessions (the gateway asks identity, it verifies none itself); every
+ * service paginates (CURSOR_SECRET); identity (logos), rendering (PDFs) and expenses (files) use blobs; the
+ * init Job creates the bucket; the gateway alone keeps edge state in Redis; rendering alone sends mail.
+ */
+const GIVEN: Record<string, string[]> = {
+  gateway: ['REDIS_URL', 'KAFKA_BROKERS'],
+  identity: ['MONGO_URL', 'KAFKA_BROKERS', 'MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY', 'JWT_SECRET', 'CURSOR_SECRET'],
+  contacts: ['MONGO_URL', 'KAFKA_BROKERS', 'CURSOR_SECRET'],
+  documents: ['MONGO_URL', 'KAFKA_BROKERS', 'CURSOR_SECRET'],
+  rendering: ['MONGO_URL', 'KAFKA_BROKERS', 'MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY', 'SMTP_URL', 'CURSOR_SECRET'],
+  expenses: ['MONGO_URL', 'KAFKA_BROKERS', 'MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY', 'CURSOR_SECRET'],
+  admin: [],
+  init: ['MONGO_URL', 'KAFKA_BROKERS', 'MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY'],
+};
+const WITH_SMTP = ['--set', 'engines.smtp.url=smtp://relay.example.com:587', '--set-json', 'networkPolicy.egress.smtp.to=[{"ipBlock":{"cidr":"198.51.100.25/32"}}]'];
+/** The credentials a workload's pods receive, whatever the source (secretKeyRef env, a whole Secret by envFrom, a mounted Secret). */
+const credentialsOf = (o: K8s) => {
+  const spec = o.spec.template.spec;
+  const fromEnv = spec.containers.flatMap((c: { env?: Array<{ name: string; valueFrom?: { secretKeyRef?: unknown } }> }) =>
+    (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name),
+  );
+  const wholeSecrets = spec.containers.flatMap((c: { envFrom?: Array<{ secretRef?: { name: string } }> }) => (c.envFrom ?? []).filter((e) => e.secretRef).map((e) => `envFrom ${e.secretRef!.name}`));
+  const mounted = (spec.volumes ?? []).filter((v: { name: string; secret?: unknown }) => v.secret && v.name !== 'tls').map((v: { name: string }) => `volume ${v.name}`);
+  return [...fromEnv, ...wholeSecrets, ...mounted].sort();
+};
+const workloadName = (o: K8s) => o.metadata.name.replace(/^inv-/, '');
+
+describe('least privilege: each workload gets only the secrets it uses', () => {
+  it.each([
+    ['minimal', WITH_SMTP],
+    ['production', []],
+  ])('every Deployment and the init Job receive exactly their credentials (%s)', (set, extra) => {
+    const objects = render('inv', ['-f', ci(set), ...extra]);
+    const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+    expect(workloads.map(workloadName).sort()).toEqual(Object.keys(GIVEN).sort());
+    for (const o of workloads) expect({ workload: workloadName(o), given: credentialsOf(o) }).toEqual({ workload: workloadName(o), given: [...GIVEN[workloadName(o)]].sort() });
+  });
+
+  it('JWT_SECRET reaches only identity, the one workload that signs sessions; no workload receives URL_SECRET', () => {
+    for (const set of ['minimal', 'production']) {
+      const workloads = render('inv', ['-f', ci(set)]).filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+      expect(workloads.filter((o) => credentialsOf(o).includes('JWT_SECRET')).map(workloadName)).toEqual(['identity']);
+      expect(workloads.filter((o) => credentialsOf(o).includes('URL_SECRET'))).toEqual([]);
+    }
+  });
+
+  it("the table is the code's: each service module's declared needs (checked against its code in secrets.test.ts)", () => {
+    const ENV = { jwtSecret: 'JWT_SECRET', cursorSecret: 'CURSOR_SECRET', urlSecret: 'URL_SECRET' } as const;
+    for (const module of serviceModules) {
+      const declared = [...module.needs.secrets.map((n) => ENV[n]), ...(module.needs.blobs ? ['MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY'] : [])];
+      const given = GIVEN[module.name].filter((n) => n.endsWith('_SECRET') || n.startsWith('MINIO_'));
+      expect({ service: module.name, given: given.sort() }).toEqual({ service: module.name, given: declared.sort() });
+    }
+  });
+
+  it("MinIO's address travels with its keys, to the blob users only, never through the shared ConfigMap", () => {
+    const objects = render('inv', ['-f', ci('minimal')]);
+    expect(Object.keys(find(objects, 'ConfigMap', 'inv-config').data!).filter((k) => k.startsWith('MINIO_'))).toEqual([]);
+    const withEndpoint = objects.filter((o) => (o.kind === 'Deployment' || o.kind === 'Job') && envOf(o).MINIO_ENDPOINT).map(workloadName);
+    expect(withEndpoint.sort()).toEqual(['expenses', 'identity', 'init', 'rendering']);
+    expect(envOf(find(objects, 'Deployment', 'inv-expenses')).MINIO_ENDPOINT.value).toBe('minio');
+  });
+});
+
+const COMPONENTS = ['gateway', 'identity', 'contacts', 'documents', 'rendering', 'expenses', 'admin'];
+const EXISTING_CERTS = COMPONENTS.flatMap((c) => ['--set', `tls.existingSecrets.${c}=mesh-${c}`]);
+
+describe('certificates: one per component, also from existing Secrets', () => {
+  it('tls.existingSecrets: each workload mounts its own Secret, and nothing is generated', () => {
+    const objects = render('inv', ['-f', ci('existing-certificates')]);
+    for (const name of COMPONENTS) {
+      const volume = find(objects, 'Deployment', `inv-${name}`).spec.template.spec.volumes.find((v: { name: string }) => v.name === 'tls');
+      expect({ name, secret: volume.secret.secretName }).toEqual({ name, secret: `mesh-${name}` });
+    }
+    expect(objects.filter((o) => o.kind === 'Secret' && /tls/.test(o.metadata.name))).toEqual([]);
+  });
+
+  it('refuses the single certificate every component would share (tls.existingSecret), naming the migration', () => {
+    const run = renderFailure(['-f', ci('minimal'), '--set', 'tls.existingSecret=mesh']);
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toMatch(/tls\.existingSecret \(one certificate for every component\) is no longer accepted.*tls\.existingSecrets\.<component>/);
+  });
+
+  it('refuses existing Secrets for only some components, one Secret for two components, and mixing with cert-manager', () => {
+    const without = (component: string) => EXISTING_CERTS.filter((a, i) => !(a.includes(`.${component}=`) || EXISTING_CERTS[i + 1]?.includes(`.${component}=`)));
+    expect(renderFailure(['-f', ci('minimal'), ...without('expenses')]).stderr).toMatch(/tls\.existingSecrets\.expenses is required/);
+    expect(renderFailure(['-f', ci('minimal'), ...EXISTING_CERTS, '--set', 'tls.existingSecrets.expenses=mesh-gateway']).stderr).toMatch(/gateway and expenses name the same Secret "mesh-gateway"/);
+    expect(renderFailure(['-f', ci('minimal'), ...EXISTING_CERTS, '--set', 'tls.certManager.enabled=true']).stderr).toMatch(/exclusive/);
+    // Without the admin pod no admin certificate is asked for.
+    expect(renderFailure(['-f', ci('minimal'), ...without('admin'), '--set', 'admin.enabled=false']).status).toBe(0);
+  });
+});
+
+/** What an egress peer names: `dns`, a component of the release (`admin:` prefix on the admin port), an engine's label, or a CIDR. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const destinationsOf = (policy: K8s): string[] =>
+  policy.spec.egress.flatMap((rule: { ports: Array<{ port: number | string }>; to: any[] }) =>
+    rule.to.flatMap((peer) => {
+      if (peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns') return ['dns'];
+      const components: string[] | undefined = peer.podSelector?.matchExpressions?.[0].values;
+      if (components) return components.map((c) => (rule.ports.some((p) => p.port === 'grpc-admin') ? `admin:${c}` : c));
+      if (peer.ipBlock) return [peer.ipBlock.cidr];
+      return [peer.podSelector?.matchLabels?.['app.kubernetes.io/name'] ?? JSON.stringify(peer)];
+    }),
+  );
+
+describe('NetworkPolicies: egress denied but to explicit destinations', () => {
+  it.each(['minimal', 'production', 'existing-certificates'])('every policy has an egress section whose every rule names its destinations, none of them open (%s)', (set) => {
+    const policies = render('inv', ['-f', ci(set)]).filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies.map(workloadName).sort()).toEqual([...COMPONENTS, 'init'].sort());
+    for (const policy of policies) {
+      expect(policy.spec.policyTypes).toContain('Egress');
+      expect(policy.spec.egress.length).toBeGreaterThan(0);
+      for (const rule of policy.spec.egress) {
+        expect({ policy: policy.metadata.name, to: Array.isArray(rule.to) && rule.to.length > 0 }).toEqual({ policy: policy.metadata.name, to: true });
+        expect({ policy: policy.metadata.name, ports: Array.isArray(rule.ports) && rule.ports.length > 0 }).toEqual({ policy: policy.metadata.name, ports: true });
+      }
+      expect(destinationsOf(policy).filter((d) => /^(0\.0\.0\.0|::)\/0$/.test(d))).toEqual([]);
+    }
+  });
+
+  it("each component's policy allows exactly DNS, the peers it dials and its own engines", () => {
+    const withOtel = ['--set', 'otel.enabled=true', '--set', 'otel.endpoint=http://collector:4318', '--set-json', 'networkPolicy.egress.otel.to=[{"podSelector":{"matchLabels":{"app.kubernetes.io/name":"otel-collector"}}}]'];
+    const objects = render('inv', ['-f', ci('minimal'), ...WITH_SMTP, ...withOtel]);
+    const allowed = (name: string) => destinationsOf(find(objects, 'NetworkPolicy', `inv-${name}`)).sort();
+    const sorted = (xs: string[]) => [...xs].sort();
+    expect(allowed('gateway')).toEqual(sorted(['dns', 'identity', 'contacts', 'documents', 'rendering', 'expenses', 'redis', 'kafka', 'otel-collector']));
+    expect(allowed('identity')).toEqual(sorted(['dns', 'mongodb', 'kafka', 'minio', 'otel-collector']));
+    expect(allowed('contacts')).toEqual(sorted(['dns', 'mongodb', 'kafka', 'otel-collector']));
+    expect(allowed('documents')).toEqual(sorted(['dns', 'identity', 'contacts', 'mongodb', 'kafka', 'otel-collector']));
+    expect(allowed('rendering')).toEqual(sorted(['dns', 'identity', 'documents', 'mongodb', 'kafka', 'minio', '198.51.100.25/32', 'otel-collector']));
+    expect(allowed('expenses')).toEqual(sorted(['dns', 'identity', 'contacts', 'documents', 'mongodb', 'kafka', 'minio', 'otel-collector']));
+    expect(allowed('admin')).toEqual(sorted(['dns', 'admin:identity', 'admin:documents', 'contacts']));
+    expect(allowed('init')).toEqual(sorted(['dns', 'mongodb', 'kafka', 'minio']));
+  });
+
+  it("an engine's rule opens only that engine's ports, from networkPolicy.egress.<engine>.ports", () => {
+    const policy = find(render('inv', ['-f', ci('production')]), 'NetworkPolicy', 'inv-rendering');
+    const portsTo = (cidrOrName: string) =>
+      policy.spec.egress
+        .filter((rule: { to: Array<{ ipBlock?: { cidr: string }; namespaceSelector?: { matchLabels: Record<string, string> } }> }) =>
+          rule.to.some((p) => p.ipBlock?.cidr === cidrOrName || p.namespaceSelector?.matchLabels['kubernetes.io/metadata.name'] === cidrOrName),
+        )
+        .flatMap((rule: { ports: Array<{ port: number }> }) => rule.ports.map((p) => p.port));
+    expect(portsTo('10.20.0.0/24')).toEqual([27017]);
+    expect(portsTo('10.20.1.0/24')).toEqual([9092, 9094]);
+    expect(portsTo('198.51.100.25/32')).toEqual([587]);
+    expect(portsTo('storage')).toEqual([9000]);
+    expect(portsTo('10.20.2.16/28')).toEqual([]); // Redis is the gateway's alone
+  });
+
+  it('an engine in use without a destination fails the render naming the value; an open destination only when a value says so', () => {
+    const run = renderFailure(['-f', ci('minimal'), '--set-json', 'networkPolicy.egress.kafka.to=[]']);
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toMatch(/networkPolicy\.egress\.kafka\.to is required: where gateway reaches kafka/);
+    expect(renderFailure(['-f', ci('minimal'), '--set-json', 'networkPolicy.dnsTo=[]']).stderr).toMatch(/networkPolicy\.dnsTo is required/);
+    // SMTP configured without a destination for it: refused as well (rendering is its only user).
+    expect(renderFailure(['-f', ci('minimal'), '--set', 'engines.smtp.url=smtp://relay:587']).stderr).toMatch(/networkPolicy\.egress\.smtp\.to is required: where rendering reaches smtp/);
+    const open = render('inv', ['-f', ci('minimal'), '--set-json', 'networkPolicy.egress.minio.to=[{"ipBlock":{"cidr":"0.0.0.0/0"}}]']).filter((o) => o.kind === 'NetworkPolicy');
+    expect(open.filter((p) => destinationsOf(p).includes('0.0.0.0/0')).map(workloadName).sort()).toEqual(['expenses', 'identity', 'init', 'rendering']);
   });
 });
 

@@ -1,14 +1,15 @@
 // Signing secrets (JWT_SECRET, CURSOR_SECRET, URL_SECRET) are at least 32 bytes, from the environment
 // or generated into DATA_DIR; session JWTs carry and require aud "invoicing-api".
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { JoseSessionSigner } from '../../services/identity/adapters/jose-sessions';
 import { InvalidSession } from '../../services/identity/ports/security';
 import { ConfigError } from '../../services/shared/config';
-import { loadSecrets } from '../../services/shared/secrets';
+import { loadSecrets, secretsFromEnv } from '../../services/shared/secrets';
+import { serviceModules } from '../../deploy/modules';
 
 const strong = () => randomBytes(32).toString('base64url');
 const env = (overrides: Record<string, string> = {}) => ({ JWT_SECRET: strong(), CURSOR_SECRET: strong(), URL_SECRET: strong(), ...overrides });
@@ -81,3 +82,36 @@ describe('session JWTs: aud', () => {
     expect(() => new JoseSessionSigner('x'.repeat(31))).toThrow('at least 32 bytes');
   });
 });
+
+describe('a service process reads only the secrets its module declares (least privilege)', () => {
+  it('reads and checks the declared ones; reading another fails naming it, even when the environment has it', () => {
+    const given = env();
+    const secrets = secretsFromEnv(['cursorSecret'], given);
+    expect(secrets.cursorSecret).toBe(given.CURSOR_SECRET);
+    expect(() => secrets.jwtSecret).toThrow(ConfigError);
+    expect(() => secrets.jwtSecret).toThrow('JWT_SECRET is not given to this process');
+    expect(() => secrets.urlSecret).toThrow('URL_SECRET is not given to this process');
+  });
+
+  it('starts without the secrets it does not declare, and refuses a missing or short declared one', () => {
+    expect(secretsFromEnv(['cursorSecret'], { CURSOR_SECRET: strong() }).cursorSecret).toHaveLength(43);
+    expect(() => secretsFromEnv(['jwtSecret', 'cursorSecret'], { CURSOR_SECRET: strong() })).toThrow('missing required environment variable JWT_SECRET');
+    expect(() => secretsFromEnv(['cursorSecret'], { CURSOR_SECRET: 'x'.repeat(31) })).toThrow('CURSOR_SECRET must be at least 32 bytes');
+  });
+
+  // The declaration is what the chart hands out (test/unit/helm-chart.test.ts): it must be what the code reads.
+  it.each(serviceModules.map((m) => [m.name, m] as const))('%s declares exactly the secrets and the blob store its code reads', (name, module) => {
+    const sources = tsFiles(path.join(__dirname, '../../services', name)).map((file) => readFileSync(file, 'utf8'));
+    const read = new Set(sources.flatMap((src) => [...src.matchAll(/secrets\.(jwtSecret|cursorSecret|urlSecret)\b/g)].map((m) => m[1])));
+    expect([...read].sort()).toEqual([...module.needs.secrets].sort());
+    expect(sources.some((src) => /adapters\.blobs\b/.test(src))).toBe(module.needs.blobs);
+  });
+});
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return tsFiles(file);
+    return file.endsWith('.ts') ? [file] : [];
+  });
+}

@@ -1,6 +1,6 @@
 import { DomainError } from '../../services/shared/errors';
 import {
-  normalizeBic, normalizeCountry, normalizeCurrency, normalizeEmail, normalizeIban, normalizeRegistrationId, normalizeVatId,
+  normalizeBic, normalizeCountry, normalizeCurrency, normalizeEmail, normalizeIban, normalizeRegistrationId, normalizeVatId, visibleFileName,
 } from '../../services/shared/validation';
 
 const code = (fn: () => unknown) => {
@@ -38,5 +38,26 @@ describe('validation of what users type', () => {
     expect(code(() => normalizeCountry('XX', 'c'))).toBe('invalid_country');
     expect(normalizeCurrency('eur')).toBe('EUR');
     expect(code(() => normalizeCurrency('ABC'))).toBe('invalid_currency');
+  });
+});
+
+describe('File names (visibleFileName: the one rule for every stored name)', () => {
+  it('drops bidi controls and other format characters (Cf), C0 and C1 controls', () => {
+    expect(visibleFileName('invoice\u202Efdp.html')).toBe('invoicefdp.html');
+    for (const c of ['\u202A', '\u202B', '\u202C', '\u202D', '\u2066', '\u2067', '\u2068', '\u2069', '\u200E', '\u200F', '\u061C', '\u200B', '\u200D', '\u2060', '\uFEFF', '\u00AD', '\u0000', '\u001F', '\u007F', '\u0085', '\u009F']) {
+      expect({ c: c.codePointAt(0)!.toString(16), name: visibleFileName(`a${c}b.pdf`) }).toEqual({ c: c.codePointAt(0)!.toString(16), name: 'ab.pdf' });
+    }
+  });
+
+  it('keeps what is visible: letters of any script, spaces, punctuation', () => {
+    expect(visibleFileName('Faktúra č. 7 (kópia) – 請求書.pdf')).toBe('Faktúra č. 7 (kópia) – 請求書.pdf');
+  });
+
+  it('keeps the last path segment, trims, and bounds the length in code points (never half a surrogate pair)', () => {
+    expect(visibleFileName('C:\\Users\\me\\../receipt.pdf ')).toBe('receipt.pdf');
+    const cut = visibleFileName(`${'a'.repeat(199)}😀😀.pdf`);
+    expect(cut).toBe(`${'a'.repeat(199)}😀`);
+    expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/); // no lone high surrogate
+    expect(visibleFileName('\u202E \u200B')).toBe('');
   });
 });

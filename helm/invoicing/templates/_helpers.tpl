@@ -13,11 +13,39 @@ identity contacts documents rendering expenses
 identity documents
 {{- end -}}
 
+{{/*
+What each workload is given, and nothing more (least privilege; docs/operations.md "Secrets per workload"):
+the engines it connects to (credentials as secretKeyRefs, and the NetworkPolicy egress to them) and the
+signing secrets it signs or verifies with. The services' lists are their modules' `needs`
+(services/<name>/module.ts: `blobs` is minio); test/unit/helm-chart.test.ts holds the table and compares both.
+Only identity signs sessions; the gateway verifies none itself (it asks identity), so it has no signing
+secret. URL_SECRET signs the file-system blob store's URLs only: on MinIO nobody uses it.
+smtp is given only when engines.smtp is set.
+*/}}
+{{- define "invoicing.needs" -}}
+gateway: { engines: [redis, kafka], secrets: [] }
+identity: { engines: [mongo, kafka, minio], secrets: [jwtSecret, cursorSecret] }
+contacts: { engines: [mongo, kafka], secrets: [cursorSecret] }
+documents: { engines: [mongo, kafka], secrets: [cursorSecret] }
+rendering: { engines: [mongo, kafka, minio, smtp], secrets: [cursorSecret] }
+expenses: { engines: [mongo, kafka, minio], secrets: [cursorSecret] }
+admin: { engines: [], secrets: [] }
+init: { engines: [mongo, kafka, minio], secrets: [] }
+{{- end -}}
+
+{{/* The engines a component connects to (invoicing.needs), smtp only when configured. Args: root, component. */}}
+{{- define "invoicing.enginesOf" -}}
+{{- $engines := (get (include "invoicing.needs" .root | fromYaml) .component).engines -}}
+{{- $smtp := .root.Values.engines.smtp -}}
+{{- if not (or $smtp.url $smtp.existingSecret) }}{{- $engines = without $engines "smtp" -}}{{- end -}}
+{{- join " " $engines -}}
+{{- end -}}
+
 {{/* Who calls whom over gRPC (the peers each process dials): the NetworkPolicies admit exactly these. */}}
 {{- define "invoicing.callers" -}}
 identity: [gateway, documents, rendering, expenses]
 contacts: [gateway, documents, expenses]
-documents: [gateway, rendering]
+documents: [gateway, rendering, expenses]
 rendering: [gateway]
 expenses: [gateway]
 {{- end -}}
@@ -90,7 +118,7 @@ secretKeyRef: { name: {{ .secretName | default (include "invoicing.secretName" .
 {{- end -}}
 {{- end -}}
 
-{{/* Credentials of the engines, each from a Secret (never a plain value). */}}
+{{/* Credentials of the engines a workload needs (`needs`: names from invoicing.needs), each from a Secret (never a plain value); MinIO's address with its keys. */}}
 {{- define "invoicing.engineSecretEnv" -}}
 {{- $root := .root -}}
 {{- $s := .secretName | default "" -}}
@@ -108,24 +136,33 @@ secretKeyRef: { name: {{ .secretName | default (include "invoicing.secretName" .
   valueFrom: {{ include "invoicing.secretKeyRef" (dict "root" $root "ref" $e.kafka "key" "kafkaBrokers" "secretName" $s) | nindent 4 }}
 {{- end }}
 {{- if has "minio" .needs }}
+- name: MINIO_ENDPOINT
+  value: {{ required "engines.minio.endpoint is required" $e.minio.endpoint | quote }}
+- name: MINIO_PORT
+  value: {{ $e.minio.port | quote }}
+- name: MINIO_USE_SSL
+  value: {{ $e.minio.useSSL | quote }}
+- name: MINIO_BUCKET
+  value: {{ $e.minio.bucket | quote }}
 - name: MINIO_ACCESS_KEY
   valueFrom: {{ include "invoicing.secretKeyRef" (dict "root" $root "ref" (dict "existingSecret" $e.minio.existingSecret "existingSecretKey" $e.minio.accessKeyKey) "key" "minioAccessKey" "secretName" $s) | nindent 4 }}
 - name: MINIO_SECRET_KEY
   valueFrom: {{ include "invoicing.secretKeyRef" (dict "root" $root "ref" (dict "existingSecret" $e.minio.existingSecret "existingSecretKey" $e.minio.secretKeyKey) "key" "minioSecretKey" "secretName" $s) | nindent 4 }}
 {{- end }}
+{{- if has "smtp" .needs }}
+- name: SMTP_URL
+  valueFrom: {{ include "invoicing.secretKeyRef" (dict "root" $root "ref" $e.smtp "key" "smtpUrl" "secretName" $s) | nindent 4 }}
+{{- end }}
 {{- end -}}
 
-{{/* The signing secrets (JWT sessions, cursors, signed URLs) every gateway and service reads. */}}
+{{/* The signing secrets a component signs or verifies with (invoicing.needs), and only those. Args: root, component. */}}
 {{- define "invoicing.appSecretEnv" -}}
-{{- $root := . -}}
-{{- range $env, $key := dict "JWT_SECRET" "jwtSecret" "CURSOR_SECRET" "cursorSecret" "URL_SECRET" "urlSecret" }}
-- name: {{ $env }}
+{{- $root := .root -}}
+{{- $env := dict "jwtSecret" "JWT_SECRET" "cursorSecret" "CURSOR_SECRET" "urlSecret" "URL_SECRET" -}}
+{{- range $key := (get (include "invoicing.needs" $root | fromYaml) .component).secrets }}
+- name: {{ get $env $key }}
   valueFrom:
-    {{- if $root.Values.secrets.existingSecret }}
-    secretKeyRef: { name: {{ $root.Values.secrets.existingSecret | quote }}, key: {{ $key | quote }} }
-    {{- else }}
-    secretKeyRef: { name: {{ include "invoicing.secretName" $root | quote }}, key: {{ $key | quote }} }
-    {{- end }}
+    secretKeyRef: { name: {{ $root.Values.secrets.existingSecret | default (include "invoicing.secretName" $root) | quote }}, key: {{ $key | quote }} }
 {{- end }}
 {{- end -}}
 
@@ -236,7 +273,7 @@ once more per pod template.)
 {{- define "invoicing.tlsChecksum" -}}
 {{- $root := .root -}}
 {{- $names := list (include "invoicing.tlsSecretName" .) -}}
-{{- if not (or $root.Values.tls.existingSecret $root.Values.tls.certManager.enabled) -}}
+{{- if not (or $root.Values.tls.existingSecrets $root.Values.tls.certManager.enabled) -}}
 {{- $names = append $names (printf "%s-tls-ca" $root.Release.Name) -}}
 {{- end -}}
 {{- $parts := list (toJson $root.Values.tls) -}}
@@ -247,12 +284,50 @@ once more per pod template.)
 {{- join "\n" $parts | sha256sum -}}
 {{- end -}}
 
-{{/* The certificate Secret a component mounts: its own, or the one existing Secret every component shares. */}}
+{{/* The components that carry a certificate of the mesh. */}}
+{{- define "invoicing.tlsComponents" -}}
+{{- $components := concat (list "gateway") (splitList " " (include "invoicing.services" .)) (ternary (list "admin") (list) .Values.admin.enabled) -}}
+{{- join " " $components -}}
+{{- end -}}
+
+{{/*
+The certificate Secret a component mounts: its own existing Secret (tls.existingSecrets.<component>), or the
+chart's "<release>-<component>-tls" (generated or issued by cert-manager). Never one Secret for several
+components: the servers authorise callers by the certificate's identity (invoicing.tlsCheck).
+*/}}
 {{- define "invoicing.tlsSecretName" -}}
-{{- if .root.Values.tls.existingSecret -}}
-{{- .root.Values.tls.existingSecret -}}
+{{- $existing := get (.root.Values.tls.existingSecrets | default dict) .component -}}
+{{- if $existing -}}
+{{- $existing -}}
 {{- else -}}
 {{- printf "%s-%s-tls" .root.Release.Name .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses certificate settings that would let one component act as another: the removed single shared
+Secret (tls.existingSecret), existing Secrets for only some components, or one Secret for two components.
+*/}}
+{{- define "invoicing.tlsCheck" -}}
+{{- $tls := .Values.tls -}}
+{{- if $tls.existingSecret -}}
+{{- fail "tls.existingSecret (one certificate for every component) is no longer accepted: every component needs a certificate of its own, as the gRPC servers authorise callers by certificate identity. Set tls.existingSecrets.<component> (gateway, identity, contacts, documents, rendering, expenses, admin) to one Secret each, or use tls.certManager (docs/operations.md, \"Certificates\")" -}}
+{{- end -}}
+{{- with $tls.existingSecrets -}}
+{{- if $tls.certManager.enabled -}}
+{{- fail "tls.existingSecrets and tls.certManager.enabled are exclusive: choose one source of certificates" -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $component := splitList " " (include "invoicing.tlsComponents" $) -}}
+{{- $name := get $tls.existingSecrets $component -}}
+{{- if not $name -}}
+{{- fail (printf "tls.existingSecrets.%s is required: with existing Secrets every component has its own certificate (CN or DNS SAN %q)" $component $component) -}}
+{{- end -}}
+{{- if hasKey $seen $name -}}
+{{- fail (printf "tls.existingSecrets: %s and %s name the same Secret %q; each component needs a certificate of its own" (get $seen $name) $component $name) -}}
+{{- end -}}
+{{- $_ := set $seen $name $component -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -5,7 +5,7 @@ service. Args: root, component, values (the component's values).
 {{- define "invoicing.grpcService" -}}
 {{- $root := .root -}}
 {{- $v := .values -}}
-{{- $needs := list "mongo" "kafka" "minio" -}}
+{{- $needs := splitList " " (include "invoicing.enginesOf" .) | compact -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -37,6 +37,11 @@ spec:
             {{- include "invoicing.commonEnv" . | nindent 12 }}
             - name: GRPC_HOST
               value: "0.0.0.0"
+            {{- /* tls.enabled=false is the operator's choice of plaintext (values.yaml): the servers would refuse it otherwise. */}}
+            {{- if not $root.Values.tls.enabled }}
+            - name: GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK
+              value: "i-understand"
+            {{- end }}
             - name: GRPC_PORT
               value: {{ $root.Values.ports.grpc | quote }}
             - name: GRPC_HEALTH_PORT
@@ -47,15 +52,7 @@ spec:
             {{- end }}
             {{- include "invoicing.peerEnv" . | nindent 12 }}
             {{- include "invoicing.engineSecretEnv" (dict "root" $root "needs" $needs) | nindent 12 }}
-            {{- include "invoicing.appSecretEnv" $root | nindent 12 }}
-            {{- if eq .component "rendering" }}
-            {{- with $root.Values.engines.smtp }}
-            {{- if or .url .existingSecret }}
-            - name: SMTP_URL
-              valueFrom: {{ include "invoicing.secretKeyRef" (dict "root" $root "ref" . "key" "smtpUrl") | nindent 16 }}
-            {{- end }}
-            {{- end }}
-            {{- end }}
+            {{- include "invoicing.appSecretEnv" . | nindent 12 }}
             {{- range $v.env }}
             - {{ toJson . }}
             {{- end }}

@@ -17,6 +17,8 @@ export function contactsStore(store: DocumentStore): ContactsStore {
     name: 'contacts',
     indexes: [['account_id', 'livemode', 'deleted'], ['account_id', 'livemode', 'invoice_account_id'], CREATION_KEY_INDEX],
     uniqueKeys: creationUniqueKeys,
+    // `q` (spec §4): a substring of the contact's and its legal entity's names, kept lower-cased here.
+    searchField: 'search_text',
   });
 
   async function contactsByIdentifier(tenant: Tenant, query: IdentifierQuery, limit: number): Promise<ContactRecord[]> {

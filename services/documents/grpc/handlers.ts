@@ -1,10 +1,11 @@
 // Thin gRPC handlers: decode, call the domain, encode. Errors are DomainErrors thrown by the domain.
-import { DocumentsAdminServiceService, DocumentsServiceService } from '../../../gen/invoicing/documents/v1/documents';
+import { DocumentSettingsServiceService, DocumentsAdminServiceService, DocumentsServiceService } from '../../../gen/invoicing/documents/v1/documents';
 import { AsyncHandlers } from '../../shared/grpc/typed';
 import { CursorCodec } from '../../shared/pagination';
 import { requireTenant, tenantKey } from '../../shared/tenant';
 import { Documents } from '../domain/documents';
 import { Lifecycle } from '../domain/lifecycle';
+import { Directory } from '../ports/directory';
 import { Settings } from '../domain/settings';
 import { docType, fromDocumentInput, toDocumentMessage, toSettingsMessage } from './mapping';
 
@@ -68,5 +69,12 @@ export function documentsAdminHandlers(settings: Settings): AsyncHandlers<typeof
         await settings.set(req.account_id, { number_format: req.number_format, currency: req.currency, locale: req.locale }),
       ),
     }),
+  };
+}
+
+/** The effective settings other services default to (expenses: the workspace currency). */
+export function documentSettingsHandlers(settings: Settings, directory: Directory): AsyncHandlers<typeof DocumentSettingsServiceService> {
+  return {
+    getEffectiveSettings: async (req) => ({ settings: toSettingsMessage(await settings.resolve(req.account_id, await directory.supplier(req.account_id))) }),
   };
 }

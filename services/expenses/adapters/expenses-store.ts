@@ -10,7 +10,9 @@ export function expensesStore(store: DocumentStore): ExpensesStore {
       name: 'expenses',
       // One expense per Idempotency-Key that created one (services/shared/idempotency.ts).
       uniqueKeys: (e) => creationUniqueKeys(e),
-      indexes: [['outbox_pending', 'outbox_order'], ['extraction_status'], ['account_id', 'livemode', 'deleted', 'sort_date'], ['account_id', 'livemode', 'deleted', 'extraction_status', 'sort_date'], CREATION_KEY_INDEX],
+      indexes: [['outbox_pending', 'outbox_order'], ['extraction_status'], ['account_id', 'livemode', 'deleted', 'sort_date'], ['account_id', 'livemode', 'deleted', 'extraction_status', 'sort_date'], ['account_id', 'livemode', 'extraction_status', 'deleted', 'job_rank'], CREATION_KEY_INDEX],
+      // `search` (spec §4): a substring of the folded numbers, supplier names and note.
+      searchField: 'search_text',
     }),
     // The sweeper reads the pending ones (domain/upload-sweeper.ts).
     uploads: store.collection<PendingUploadRecord>({ name: 'expense_uploads', indexes: [['state']] }),

@@ -1,19 +1,23 @@
-// Drives the ExtractionRunner off the request path: wakes on expenses.extraction.requested (durable
-// group on invoicing.expenses.v1, from the beginning; the event id de-duplicates redeliveries), scans
-// the store for due jobs at start (recovery: jobs left `processing` by a dead process, `pending` jobs
-// whose event was lost) and every pollMs, and runs at most `concurrency` jobs at once. The store is the
-// queue: an event only says "look now".
+// Drives the ExtractionRunner off the request path. The store is the queue (domain/extraction-queue.ts):
+// whenever this process has a free slot (`concurrency`), it asks the queue for the next job — per
+// workspace in turn, under each workspace's cap — runs it, frees its slot and asks again. It looks:
+// on every expenses.extraction.requested event (each replica has a consumer group of its own, so every
+// replica with a free slot hears of new work at once), after every job it ran, at start and every
+// pollMs (the queue's repair scan: jobs left `processing` by a dead process, lanes a dead process did
+// not touch). An event only says "look now".
+import { randomUUID } from 'node:crypto';
 import { EventBus, Subscription, TOPICS } from '../../shared/bus/port';
 import { fromMessage } from '../../shared/events';
 import { Logger } from '../../shared/logger';
 import { EXTRACTION_REQUESTED } from '../domain/expense-files';
+import { ExtractionQueue, TakenJob } from '../domain/extraction-queue';
 import { ExtractionRunner } from '../domain/extraction-runner';
 
-/** Every replica of the expenses service shares it: each job event is taken by one of them. */
+/** The prefix of each replica's own consumer group (broadcast: every replica sees every job event). */
 export const EXTRACTION_CONSUMER_GROUP = 'expenses.extraction';
-const SEEN_EVENTS = 10_000;
 
 export interface WorkerOptions {
+  /** Jobs this process runs at once (EXTRACTION_CONCURRENCY). */
   concurrency: number;
   pollMs: number;
 }
@@ -21,73 +25,81 @@ export interface WorkerOptions {
 export class ExtractionWorker {
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
-  private readonly queued = new Map<string, { expenseId: number; jobId: string }>();
-  private readonly seen = new Set<string>();
   private active = 0;
+  private picking = false;
+  private lookAgain = false;
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(
     private readonly runner: ExtractionRunner,
+    private readonly queue: ExtractionQueue,
     private readonly bus: EventBus,
     private readonly log: Logger,
     private readonly options: WorkerOptions,
   ) {}
 
   async start(): Promise<void> {
-    this.subscription = await this.bus.subscribe(TOPICS.expenses, { group: EXTRACTION_CONSUMER_GROUP, fromBeginning: true }, async (message) => {
-      const event = fromMessage(message);
-      const job = event.extraction_requested;
-      if (event.type !== EXTRACTION_REQUESTED || !job || this.seen.has(event.id)) return;
-      this.remember(event.id);
-      this.enqueue(job.expense_id, job.job_id);
+    this.subscription = await this.bus.subscribe(TOPICS.expenses, { group: `${EXTRACTION_CONSUMER_GROUP}.${randomUUID()}` }, async (message) => {
+      if (fromMessage(message).type === EXTRACTION_REQUESTED) this.pump();
     });
     const tick = () => {
       if (this.stopped) return;
-      this.scan();
+      this.queue.repair().then(
+        () => this.pump(),
+        (err: unknown) => this.log.warn({ err: String(err) }, 'extraction scan failed; will retry'),
+      );
       this.timer = setTimeout(tick, this.options.pollMs);
       this.timer.unref();
     };
     tick();
   }
 
-  private remember(eventId: string): void {
-    this.seen.add(eventId);
-    if (this.seen.size > SEEN_EVENTS) this.seen.delete(this.seen.values().next().value!);
-  }
-
-  /** The recovery scan: every due job in the store. */
-  scan(): void {
-    this.runner.dueJobs().then(
-      (jobs) => jobs.forEach((j) => this.enqueue(j.expenseId, j.jobId)),
-      (err: unknown) => this.log.warn({ err: String(err) }, 'extraction scan failed; will retry'),
-    );
-  }
-
-  enqueue(expenseId: number, jobId: string): void {
+  /** Fills free slots from the queue; one pick at a time per process (a call meanwhile makes it look again). */
+  pump(): void {
     if (this.stopped) return;
-    this.queued.set(`${expenseId}:${jobId}`, { expenseId, jobId });
-    this.pump();
+    if (this.picking) {
+      this.lookAgain = true;
+      return;
+    }
+    if (this.active >= this.options.concurrency) return;
+    this.picking = true;
+    void this.fill()
+      .catch((err: unknown) => this.log.warn({ err: String(err) }, 'extraction pick failed; will retry'))
+      .finally(() => {
+        this.picking = false;
+        if (this.lookAgain) {
+          this.lookAgain = false;
+          this.pump();
+        }
+      });
   }
 
-  private pump(): void {
-    while (!this.stopped && this.active < this.options.concurrency && this.queued.size > 0) {
-      const [key, job] = this.queued.entries().next().value!;
-      this.queued.delete(key);
-      this.active++;
-      const run = this.runner
-        .run(job.expenseId, job.jobId)
-        .then(
-          (outcome) => this.log.info({ expense_id: job.expenseId, job_id: job.jobId, outcome }, 'extraction job'),
-          (err: unknown) => this.log.warn({ err: String(err), expense_id: job.expenseId, job_id: job.jobId }, 'extraction job interrupted; it is taken again when its lease lapses'),
-        )
-        .finally(() => {
-          this.active--;
-          this.running.delete(run);
-          this.pump();
-        });
-      this.running.add(run);
+  private async fill(): Promise<void> {
+    while (!this.stopped && this.active < this.options.concurrency) {
+      this.lookAgain = false;
+      const job = await this.queue.next();
+      if (!job) return;
+      this.run(job);
     }
+  }
+
+  private run(job: TakenJob): void {
+    this.active++;
+    const run = this.runner
+      .run(job.expenseId, job.jobId)
+      .then(
+        (outcome) => this.log.info({ expense_id: job.expenseId, job_id: job.jobId, outcome }, 'extraction job'),
+        (err: unknown) => this.log.warn({ err: String(err), expense_id: job.expenseId, job_id: job.jobId }, 'extraction job interrupted; it is taken again when its lease lapses'),
+      )
+      .then(() => this.queue.release(job))
+      .catch((err: unknown) => this.log.warn({ err: String(err), job_id: job.jobId }, 'extraction slot not released; it lapses with its lease'))
+      .finally(() => {
+        this.active--;
+        this.running.delete(run);
+        this.pump();
+      });
+    this.running.add(run);
   }
 
   async stop(): Promise<void> {

@@ -1,30 +1,19 @@
-// The upload check (ports/file-inspector.ts) on streamed bytes, in bounded memory: the type is sniffed
-// from the first 4 KiB with file-type, and the structure is walked as the chunks pass — a PNG chunk by
+// The upload check (ports/file-inspector.ts) on streamed bytes, in bounded memory: the type is judged
+// from the first 4 KiB by the shared rule (services/shared/file-types.ts, which the gateway applies to
+// the same bytes before it reads the rest), and the structure is walked as the chunks pass — a PNG chunk by
 // chunk (lengths and CRCs, IHDR first, IEND present), a JPEG's segments up to its scan and its EOI
 // marker at the end, a GIF's trailer, a PDF's `startxref` pointing at a cross-reference section or
 // object that really starts there. A file that merely starts like one of the four types (a `%PDF-`
 // header with nothing valid behind, a PNG cut off in its data) is `file_corrupt`.
 import { crc32 } from 'node:zlib';
-import { fileTypeFromBuffer } from 'file-type/core';
 import { fail } from '../../shared/errors';
-import { FileInspection, FileInspector, InspectedFile, MAX_UPLOAD_BYTES, UPLOAD_TYPES, UploadType } from '../ports/file-inspector';
+import { judgeFileType, SNIFF_BYTES } from '../../shared/file-types';
+import { FileInspection, FileInspector, InspectedFile, MAX_UPLOAD_BYTES, UploadType } from '../ports/file-inspector';
 
-/** file-type needs at most this many leading bytes to decide. */
-const SNIFF_BYTES = 4100;
 /** The end of a file kept for the trailer checks (a PDF's startxref/%%EOF, a JPEG's EOI). */
 const TAIL_BYTES = 2048;
 
-/** Names clients use for the allowed types, besides the canonical one. */
-const ALIASES: Record<string, UploadType> = { 'image/jpg': 'image/jpeg', 'image/pjpeg': 'image/jpeg', 'application/x-pdf': 'application/pdf' };
-
 const corrupt = (why: string) => fail.invalid('file_corrupt', `the file is damaged or not what it claims to be: ${why}`, 'file');
-
-/** The declared type as a canonical media type; null when the client declared none (or only "some bytes"). */
-export function declaredMediaType(declared: string | null): string | null {
-  const type = (declared ?? '').split(';', 1)[0].trim().toLowerCase();
-  if (type === '' || type === 'application/octet-stream') return null;
-  return ALIASES[type] ?? type;
-}
 
 interface StructureWalk {
   push(chunk: Buffer, offset: number): void;
@@ -32,7 +21,7 @@ interface StructureWalk {
 }
 
 export const fileInspector: FileInspector = {
-  inspect: (declaredType) => new Inspection(declaredMediaType(declaredType)),
+  inspect: (declaredType) => new Inspection(declaredType),
 };
 
 class Inspection implements FileInspection {
@@ -67,15 +56,9 @@ class Inspection implements FileInspection {
   private async sniff(): Promise<void> {
     const head = Buffer.concat(this.head, this.headBytes);
     this.head = [];
-    const sniffed = (await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES)))?.mime;
-    if (!sniffed || !(UPLOAD_TYPES as readonly string[]).includes(sniffed)) {
-      const what = sniffed ? `is ${sniffed}` : 'is of no recognised type';
-      throw fail.invalid('file_type_not_allowed', `the file ${what}; allowed are ${UPLOAD_TYPES.join(', ')}`, 'file');
-    }
-    this.type = sniffed as UploadType;
-    if (this.declared !== null && this.declared !== this.type) {
-      throw fail.invalid('file_type_mismatch', `the file was declared as ${this.declared} but its content is ${this.type}`, 'file');
-    }
+    const verdict = await judgeFileType(head, this.declared);
+    if (!verdict.accepted) throw fail.invalid(verdict.code, verdict.message, 'file');
+    this.type = verdict.type;
     this.walk = WALKS[this.type]();
     this.walk.push(head, 0);
   }

@@ -14,13 +14,14 @@ import type { BlobStore } from '../../shared/blobs/port';
 import { DomainError, fail } from '../../shared/errors';
 import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { appendToOutbox, OutboxEntry } from '../../shared/outbox/entries';
-import { DuplicateId, mutate, UniqueViolation } from '../../shared/store/port';
+import { DuplicateId, mutate, UniqueViolation, VersionConflict } from '../../shared/store/port';
+import { visibleFileName } from '../../shared/validation';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { ExpenseFileData, ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
 import { FileInspector, UploadType } from '../ports/file-inspector';
 import { Clock } from '../ports/suppliers';
 import { checkRetry, retried, uploaded } from './extraction-job';
-import { ExtractionQuota } from './extraction-quota';
+import { ExtractionQuota, QuotaHold, QuotaTicket } from './extraction-quota';
 import { newExpense } from './new-expense';
 
 export const EXTRACTION_REQUESTED = 'expenses.extraction.requested';
@@ -34,8 +35,11 @@ export interface ExpenseFilesHooks {
 export interface ExpenseFilesOptions {
   /** retry_extraction is refused this long after a completion (EXTRACTION_RETRY_COOLDOWN_MS). */
   retryCooldownMs: number;
-  /** Called after a write that queued a job (wakes the outbox relay). */
-  onQueued?: () => void;
+  /**
+   * Called after a write that queued a job, before the answer: marks the workspace's extraction lane,
+   * then wakes the outbox relay. A failure here fails nothing (the worker's repair scan touches the lane).
+   */
+  onQueued?: (expense: ExpenseRecord) => Promise<void>;
 }
 
 export interface UploadRequest {
@@ -48,12 +52,10 @@ export interface UploadRequest {
 
 const EXTENSIONS: Record<UploadType, string> = { 'application/pdf': 'pdf', 'image/jpeg': 'jpg', 'image/png': 'png', 'image/gif': 'gif' };
 
-/** The client's file name without any path, control characters or excess length; a default when none is left. */
+/** The client's file name as it may be stored (the shared rule: no path, no control or format characters
+ * such as bidi overrides, bounded length); a default when none is left. */
 export function cleanFileName(name: string, type: UploadType): string {
-  const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
-  return clean || `expense.${EXTENSIONS[type]}`;
+  return visibleFileName(name) || `expense.${EXTENSIONS[type]}`;
 }
 
 export const blobKeyOf = (tenant: Tenant, fileId: string) => `expenses/${tenant.account_id}/${tenant.livemode ? 'live' : 'test'}/${fileId}`;
@@ -116,16 +118,18 @@ export class ExpenseFiles {
       await this.hooks.afterBlobWrite?.(id, key);
       const file: ExpenseFileData = { filename: cleanFileName(request.filename, type!), content_type: type!, size, blob_key: key };
       const now = this.clock.now();
-      let charged = false;
+      const jobId = randomUUID();
+      let ticket: QuotaTicket | null = null;
+      let inserted: ExpenseRecord;
       try {
-        charged = await this.quota.take(tenant, request.allowance, now);
-        const record = this.newRecord(tenant, id, file, charged, now, token);
-        const inserted = await this.store.expenses.insert(charged ? appendToOutbox(record, [jobEvent(record, now)]) : record);
-        if (charged) this.options.onQueued?.();
-        await this.settle(id, 'done');
-        return inserted;
+        // The unit is held for this job until the expense (with the job) is written: quota and job commit together.
+        ticket = await this.quota.take(tenant, request.allowance, now, { jobId, expenseId: id });
+        const record = this.newRecord(tenant, id, jobId, file, ticket !== null, now, token);
+        inserted = await this.store.expenses.insert(ticket ? appendToOutbox(record, [jobEvent(record, now)]) : record);
       } catch (err) {
-        if (charged) await this.quota.giveBack(tenant, now).catch(() => undefined);
+        // Given back only when the expense is known not to be written; otherwise (a lost reply) the hold
+        // stays and reconcile decides by whether the job exists.
+        if (ticket && (err instanceof DuplicateId || err instanceof UniqueViolation || err instanceof DomainError)) await this.quota.giveBack(ticket).catch(() => undefined);
         if (err instanceof DuplicateId) {
           // The sweeper took this upload for abandoned (it outlived the grace period) and claimed its id;
           // it deletes the blob. Nothing was created: the client may simply send the file again.
@@ -139,7 +143,24 @@ export class ExpenseFiles {
         // Any other failure may or may not have written the expense (a lost reply): the sweeper decides.
         throw err;
       }
+      if (ticket) {
+        await this.quota.commit(ticket).catch(() => undefined); // a hold left behind is committed by reconcile (the job exists)
+        await this.options.onQueued?.(inserted).catch(() => undefined);
+      }
+      await this.settle(id, 'done');
+      return inserted;
     });
+  }
+
+  /** Whether the job a quota hold names was written (reconcile: the request that took it may have died). */
+  async jobWritten(hold: QuotaHold): Promise<boolean> {
+    const expense = await this.store.expenses.get(hold.expense_id);
+    return expense !== null && (expense.job_id === hold.job_id || expense.rejected_job_id === hold.job_id);
+  }
+
+  /** Settles quota holds of requests that died between taking the unit and committing it (run by the sweep timer). */
+  reconcileQuota(graceMs: number) {
+    return this.quota.reconcile(this.clock.now(), graceMs, (hold) => this.jobWritten(hold));
   }
 
   /** Best effort: a record left `pending` is resolved by the sweeper. */
@@ -147,9 +168,9 @@ export class ExpenseFiles {
     await mutate(this.store.uploads, id, (u) => (u.state === 'pending' ? { ...u, state } : null)).catch(() => undefined);
   }
 
-  private newRecord(tenant: Tenant, id: number, file: ExpenseFileData, metered: boolean, now: Date, token?: IdempotencyToken): ExpenseRecord {
+  private newRecord(tenant: Tenant, id: number, jobId: string, file: ExpenseFileData, metered: boolean, now: Date, token?: IdempotencyToken): ExpenseRecord {
     return newExpense({ id, account_id: tenant.account_id, livemode: tenant.livemode }, now.toISOString(), {
-      ...uploaded(randomUUID(), metered, now),
+      ...uploaded(jobId, metered, now),
       file,
       ...createdUnder(token),
     });
@@ -166,9 +187,11 @@ export class ExpenseFiles {
   }
 
   /**
-   * retry_extraction (spec §3): 422 no_attachment / retry_cooldown, 402 extraction_quota_exhausted;
-   * else a new escalated job (pending), the previous job id as rejected_job_id. Under a key, a retry of
-   * the request answers the expense as it is (no second job, no second charge).
+   * retry_extraction (spec §3): 422 no_attachment / extraction_in_progress / retry_cooldown, 402
+   * extraction_quota_exhausted; else a new escalated job (pending), the previous job id as
+   * rejected_job_id. The rules are checked again inside the compare-and-set that writes the job, so of
+   * two racing retries one writes its job and the other is refused (and gives its unit back). Under a
+   * key, a retry of the request answers the expense as it is (no second job, no second charge).
    */
   async retry(tenant: Tenant, id: number, allowance: number, token?: IdempotencyToken): Promise<ExpenseRecord> {
     const now = this.clock.now();
@@ -177,13 +200,15 @@ export class ExpenseFiles {
     if (appliedUnder(current, token)) return current;
     const rules = { hasFile: current.file !== null, cooldownMs: this.options.retryCooldownMs };
     checkRetry(current, rules, now);
-    if (!(await this.quota.take(tenant, allowance, now))) {
+    const jobId = randomUUID();
+    const ticket = await this.quota.take(tenant, allowance, now, { jobId, expenseId: id });
+    if (!ticket) {
       throw fail.planLimit('extraction_quota_exhausted', 'this month’s ai_expense_extractions are used up; upgrade for more', { feature: 'ai_expense_extractions' });
     }
-    const jobId = randomUUID();
     let queued = false;
+    let written: ExpenseRecord | null;
     try {
-      const written = await mutate(this.store.expenses, id, (doc) => {
+      written = await mutate(this.store.expenses, id, (doc) => {
         queued = false;
         if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
         if (appliedUnder(doc, token)) return null;
@@ -192,13 +217,22 @@ export class ExpenseFiles {
         const next = { ...retried(doc, jobId, now), updated_at: now.toISOString() };
         return recordedUnder(appendToOutbox(next, [jobEvent(next, now)]), token);
       });
-      if (!written) throw fail.notFound('expense');
-      if (queued) this.options.onQueued?.();
-      else await this.quota.giveBack(tenant, now);
-      return written;
     } catch (err) {
-      await this.quota.giveBack(tenant, now).catch(() => undefined);
+      // Refused, or every compare-and-set lost: the job was not written. Anything else (a lost reply)
+      // leaves the hold to reconcile, which looks for the job.
+      if (err instanceof DomainError || err instanceof VersionConflict) await this.quota.giveBack(ticket).catch(() => undefined);
       throw err;
     }
+    if (!written) {
+      await this.quota.giveBack(ticket).catch(() => undefined);
+      throw fail.notFound('expense');
+    }
+    if (!queued) {
+      await this.quota.giveBack(ticket).catch(() => undefined);
+      return written;
+    }
+    await this.quota.commit(ticket).catch(() => undefined);
+    await this.options.onQueued?.(written).catch(() => undefined);
+    return written;
   }
 }

@@ -8,7 +8,8 @@ import { mutate } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { ExpenseRecord, ExpensesStore } from '../ports/expenses-store';
 import { Clock, InlineSupplier, SupplierContact, Suppliers } from '../ports/suppliers';
-import { composeFields, ExpenseInput } from './fields';
+import { WorkspaceSettings } from '../ports/workspace-settings';
+import { ComposedFields, composeFields, ExpenseInput, needsWorkspaceCurrency } from './fields';
 import { newExpense, withDerived } from './new-expense';
 import { ListFilters, mergeInOrder } from './listing';
 
@@ -35,9 +36,15 @@ export class Expenses {
   constructor(
     private readonly store: ExpensesStore,
     private readonly suppliers: Suppliers,
+    private readonly workspace: WorkspaceSettings,
     private readonly clock: Clock,
     private readonly hooks: ExpensesHooks = {},
   ) {}
+
+  /** The workspace currency when `input` over `current` needs it (items, no currency named), else undefined. */
+  private async workspaceCurrency(tenant: Tenant, current: ComposedFields | null, input: ExpenseInput): Promise<string | undefined> {
+    return needsWorkspaceCurrency(current, input) ? this.workspace.currency(tenant) : undefined;
+  }
 
   private now = () => this.clock.now().toISOString();
 
@@ -64,7 +71,7 @@ export class Expenses {
   async create(tenant: Tenant, input: ExpenseInput, inline: InlineSupplier | undefined, token?: IdempotencyToken): Promise<ExpenseView> {
     return createOnce(this.store.expenses, tenant, token, async () => {
       // Everything the body can get wrong is checked before the contacts service writes anything.
-      const fields = composeFields(null, input);
+      const fields = composeFields(null, input, await this.workspaceCurrency(tenant, null, input));
       if (inline && input.supplier_id) {
         throw fail.invalid('ambiguous_supplier', 'send either expense.supplier_id or the inline supplier (address, unit, invoice_account), not both', SUPPLIER_FIELD);
       }
@@ -82,7 +89,8 @@ export class Expenses {
 
   async update(tenant: Tenant, id: number, input: ExpenseInput, inline: InlineSupplier | undefined): Promise<ExpenseView> {
     const current = await this.load(tenant, id);
-    composeFields(current, input); // 422 before the contacts service writes anything
+    const workspaceCurrency = await this.workspaceCurrency(tenant, current, input);
+    composeFields(current, input, workspaceCurrency); // 422 before the contacts service writes anything
     if (inline && input.supplier_id) {
       throw fail.invalid('ambiguous_supplier', 'send either expense.supplier_id or the inline supplier (address, unit, invoice_account), not both', SUPPLIER_FIELD);
     }
@@ -103,7 +111,7 @@ export class Expenses {
     }
     const written = await mutate(this.store.expenses, id, (doc) => {
       if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
-      const next: ExpenseRecord = { ...doc, ...composeFields(doc, input) };
+      const next: ExpenseRecord = { ...doc, ...composeFields(doc, input, workspaceCurrency) };
       if (supplier !== undefined) {
         next.supplier_id = supplier?.id ?? null;
         next.supplier_contact_name = supplier?.name ?? null;

@@ -9,7 +9,7 @@ import { ExpenseItemData, ExpenseRecord, ExpensesStore, storedConfidence } from 
 import { ExtractedFields, ExtractionFailure, ExtractionResult, Extractor } from '../ports/extractor';
 import { BlobStore } from '../../shared/blobs/port';
 import { Clock } from '../ports/suppliers';
-import { Claim, claimed, completed, failed, FailureReason, isDue } from './extraction-job';
+import { Claim, claimed, completed, failed, FailureReason, isDue, unfinished } from './extraction-job';
 import { searchTextOf, sortDateOf } from './listing';
 
 export interface SupplierMatcher {
@@ -75,7 +75,12 @@ export class ExtractionRunner {
       const supplier = await this.suppliers.match(taken, result.fields.supplier, jobId);
       outcome = { result, supplier };
     } catch (err) {
-      if (!(err instanceof ExtractionFailure)) throw err; // transient (store, blobs, contacts): the lease lapses, the job is taken again
+      if (!(err instanceof ExtractionFailure)) {
+        // Transient (store, blobs, contacts): the lease lapses, the job is taken again. Not the file's doing,
+        // so the claim's presumed sandbox kill is taken back (best effort: if this write fails too, it counts).
+        await mutate(this.store.expenses, expenseId, (doc) => unfinished(doc, mine)).catch(() => undefined);
+        throw err;
+      }
       outcome = { reason: err.reason, message: err.message };
     }
     await this.hooks.beforeWrite?.(expenseId, mine);

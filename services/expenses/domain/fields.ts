@@ -113,15 +113,28 @@ function totalsOf(items: ExpenseItemData[], currency: string | null, itemsChange
   return itemsChanged ? NO_TOTALS : current;
 }
 
-/** The fields of `input` over `current` (null: a new expense), validated (422 naming the field). */
-export function composeFields(current: ComposedFields | null, input: ExpenseInput): ComposedFields {
+/**
+ * Whether `input` over `current` leaves an expense with items and no currency, the client having named
+ * none: it then takes the workspace currency, as documents do (an explicit null or "" stays a 422).
+ */
+export function needsWorkspaceCurrency(current: Pick<ComposedFields, 'currency' | 'items'> | null, input: ExpenseInput): boolean {
+  return input.currency === undefined && !current?.currency && ((input.items?.length ?? 0) > 0 || (current?.items.length ?? 0) > 0);
+}
+
+/**
+ * The fields of `input` over `current` (null: a new expense), validated (422 naming the field).
+ * `workspaceCurrency` is the currency taken when the expense would have items and no currency and the
+ * client named none (see needsWorkspaceCurrency).
+ */
+export function composeFields(current: ComposedFields | null, input: ExpenseInput, workspaceCurrency?: string): ComposedFields {
   const base: ComposedFields = current ?? {
     issue_date: null, due_date: null, document_number: null, variable_symbol: null, note: null, currency: null,
     items: [], next_item_id: 1, totals: NO_TOTALS,
   };
-  const currency =
+  const named =
     input.currency === undefined ? base.currency : input.currency === null || input.currency.trim() === '' ? null : normalizeCurrency(input.currency, `${F}.currency`);
   const inputs = input.items ?? [];
+  const currency = named === null && workspaceCurrency && needsWorkspaceCurrency(base, input) ? normalizeCurrency(workspaceCurrency, `${F}.currency`) : named;
   let items = base.items;
   if (currency !== null && currency !== base.currency && items.length > 0) items = repriceLines(items, currency);
   const applied = applyItems(items, base.next_item_id, inputs, currency ?? '');

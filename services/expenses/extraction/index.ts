@@ -30,6 +30,9 @@ export interface ExtractorOptions {
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
+/** Time limit per tier when EXTRACTION_TIMEOUT_MS is not set. */
+export const DEFAULT_TIMEOUT_MS = { standard: 60_000, escalated: 180_000 };
+
 /** Reads the options from the environment (docs/extraction.md lists them). */
 export function extractorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExtractorOptions {
   const num = (name: string) => (env[name] && /^\d+$/.test(env[name]!) ? Number(env[name]) : undefined);
@@ -53,7 +56,7 @@ export function createExtractor(options: ExtractorOptions = {}): Extractor {
     maxPages: options.maxPages ?? 50,
     maxOcrPages: options.maxOcrPages ?? 3,
     maxPixels: options.maxPixels ?? 40_000_000,
-    timeoutMs: options.timeoutMs ?? { standard: 60_000, escalated: 180_000 },
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   };
   const now = options.now ?? (() => new Date());
   let ocr: OcrEngine | undefined;

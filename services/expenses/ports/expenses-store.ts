@@ -53,6 +53,8 @@ export interface ExtractionJobData {
   tier: 'standard' | 'escalated';
   requested_at: string;
   attempts: number;
+  /** Sandbox kills counted against this job (domain/extraction-job.ts MAX_SANDBOX_KILLS); absent on older records. */
+  sandbox_kills?: number;
   lease_until: number | null;
   started_at: string | null;
   finished_at: string | null;
@@ -87,6 +89,8 @@ export interface ExpenseRecord extends StoredDoc, CreatedUnderKey, ActionsUnderK
   extraction_job?: ExtractionJobData | null;
   /** Epoch ms of the last completed extraction (the retry cooldown counts from it). */
   extraction_completed_at?: number | null;
+  /** The pending job's place in its workspace's queue (domain/extraction-job.ts jobRank). */
+  job_rank?: number | null;
   /** Confidence in [0, 1] per extracted field (dotted path). */
   confidence: Record<string, number>;
   /** issue_date, or NO_ISSUE_DATE: the list's sort key (domain/listing.ts). */

@@ -60,11 +60,11 @@ export interface ExtractionResult {
   pages: number;
 }
 
-/** A file that cannot be read (pathological, too many pages, decompression bomb, time limit): the job
- * ends `failed` with this machine-readable reason. */
+/** A file that cannot be read (pathological, too many pages, decompression bomb, time limit; its sandbox
+ * killed at the memory limit or crashed): the job ends `failed` with this machine-readable reason. */
 export class ExtractionFailure extends Error {
   constructor(
-    readonly reason: 'unreadable' | 'too_many_pages' | 'too_large' | 'timeout' | 'provider_error',
+    readonly reason: 'unreadable' | 'too_many_pages' | 'too_large' | 'timeout' | 'memory_limit' | 'crashed' | 'provider_error',
     message: string,
   ) {
     super(message);

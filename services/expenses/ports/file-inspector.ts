@@ -2,12 +2,11 @@
 // The upload use case feeds every chunk through an inspection on its way to the blob store; a file the
 // inspection refuses is abandoned before anything is stored (docs/expenses.md, "Upload").
 
-/** Spec §8: the only types an expense file may have. */
-export const UPLOAD_TYPES = ['application/pdf', 'image/jpeg', 'image/png', 'image/gif'] as const;
-export type UploadType = (typeof UPLOAD_TYPES)[number];
+import type { UploadType } from '../../shared/file-types';
 
-/** Spec §8: 10 MB (MiB) per file. */
-export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+// The allowed types and the size limit are the shared rule's, which the gateway applies too.
+export { MAX_UPLOAD_BYTES, UPLOAD_TYPES } from '../../shared/file-types';
+export type { UploadType };
 
 export interface InspectedFile {
   /** Sniffed from the bytes, never taken from the client. */

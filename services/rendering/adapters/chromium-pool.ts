@@ -4,11 +4,16 @@
 // a page that hangs is discarded alone. A crashed browser is relaunched at once and the render that
 // met the crash is retried once on the new one; if no new page can be opened the browser is replaced.
 // Every failure is a 503-class DomainError with a Retry-After, never a hang. Playwright itself runs in
-// a worker thread (chromium-worker.ts: its async hooks stay off the thread that serves requests).
+// a worker thread (chromium-worker.ts: its async hooks stay off the thread that serves requests), and
+// there every request but data: is aborted.
+// Pages are shared fairly between workspaces (services/shared/fair-lanes.ts): renders wait in one lane
+// per workspace, lanes are taken in turn, a workspace runs at most `workspaceConcurrency` renders and
+// queues at most `workspaceQueueMax`; pre-renders yield to downloads (docs/rendering.md).
 import { DomainError, fail } from '../../shared/errors';
+import { FairLanes } from '../../shared/fair-lanes';
 import { Logger } from '../../shared/logger';
 import { workQueueEvents, workQueueMetrics } from '../../shared/observability/work-queue';
-import { PdfRenderer } from '../ports/pdf-renderer';
+import { PdfRenderer, RenderJob } from '../ports/pdf-renderer';
 import { ChromiumDriver, DriverBrowser as Browser, DriverContext as BrowserContext, DriverPage as Page, workerChromiumDriver } from './chromium-worker';
 
 export interface ChromiumPoolOptions {
@@ -17,8 +22,12 @@ export interface ChromiumPoolOptions {
   poolSize: number;
   /** Per render (and per page opening); a queued render waits at most as long again. */
   timeoutMs: number;
-  /** Renders waiting for a page beyond this → renderer_overloaded. */
+  /** Renders waiting for a page, all workspaces together, beyond this → renderer_overloaded. */
   queueMax: number;
+  /** Renders of one workspace at once (default: poolSize − 1, at least 1: a page is left for the others). */
+  workspaceConcurrency?: number;
+  /** Renders of one workspace waiting for a page (default 8) beyond this → renderer_overloaded. */
+  workspaceQueueMax?: number;
   log: Logger;
   /** Documents never need scripts; tests of a hung page enable them. */
   javaScriptEnabled?: boolean;
@@ -35,15 +44,25 @@ interface Slot {
 }
 
 interface Waiter {
+  job: RenderJob | undefined;
   resolve(slot: Slot): void;
   reject(err: unknown): void;
-  timer: NodeJS.Timeout;
+  timer?: NodeJS.Timeout;
 }
+
+/** The fair-sharing lane of a render: its workspace (live and sandbox share it: one customer). */
+const laneOf = (job: RenderJob | undefined) => (job ? `workspace:${job.tenant.account_id}` : 'unattributed');
+
+export const DEFAULT_WORKSPACE_QUEUE_MAX = 8;
+export const defaultWorkspaceConcurrency = (poolSize: number) => Math.max(1, poolSize - 1);
 
 class RenderTimeout extends Error {}
 class BrowserCrashed extends Error {}
 
 const failed = () => fail.unavailable('render_failed', 'the PDF renderer failed; retry later', 1);
+const overloaded = (retryAfterSeconds: number) => fail.unavailable('renderer_overloaded', 'too many PDFs are being rendered; retry later', retryAfterSeconds);
+const workspaceOverloaded = () => fail.unavailable('renderer_overloaded', 'too many PDFs of this workspace are being rendered; retry later', 1);
+const shuttingDown = () => fail.unavailable('renderer_unavailable', 'the PDF renderer is shutting down', 5);
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
@@ -66,16 +85,25 @@ export class ChromiumPool implements PdfRenderer {
   private readonly idle: Slot[] = [];
   /** Pages open or being opened, busy or idle, of any generation. */
   private slots = 0;
-  private readonly waiters: Waiter[] = [];
+  /** Renders waiting for a page, per workspace; which one gets the next free page. */
+  private readonly lanes: FairLanes<Waiter>;
   private closed = false;
   private launches = 0;
   /** Queue `pdf_render`: waiting = renders queued for a page, running = pages busy (or opening). */
-  private readonly metrics = workQueueMetrics('pdf_render', () => ({ waiting: this.waiters.length, running: this.slots - this.idle.length }));
+  private readonly metrics = workQueueMetrics('pdf_render', () => ({ waiting: this.lanes.waiting(), running: this.slots - this.idle.length }));
 
   private readonly driver: ChromiumDriver;
 
   constructor(private readonly options: ChromiumPoolOptions) {
-    this.driver = options.driver ?? workerChromiumDriver();
+    this.driver = options.driver ?? workerChromiumDriver({ onBlocked: (url) => this.blocked(url) });
+    this.lanes = new FairLanes<Waiter>(
+      {
+        laneConcurrency: options.workspaceConcurrency ?? defaultWorkspaceConcurrency(options.poolSize),
+        laneQueueMax: options.workspaceQueueMax ?? DEFAULT_WORKSPACE_QUEUE_MAX,
+        queueMax: options.queueMax,
+      },
+      (waiter) => waiter.job?.background === true,
+    );
   }
 
   /** Launches the browser and warms the pool in the background; a missing Chromium is only logged. */
@@ -92,9 +120,10 @@ export class ChromiumPool implements PdfRenderer {
       this.slots++;
       opening.push(
         this.openSlot().then(
-          (slot) => this.release(slot, true),
+          (slot) => this.shelve(slot, true),
           () => {
             this.slots--;
+            this.dispatch();
           },
         ),
       );
@@ -102,19 +131,20 @@ export class ChromiumPool implements PdfRenderer {
     await Promise.all(opening);
   }
 
-  async render(html: string): Promise<Buffer> {
+  async render(html: string, job?: RenderJob): Promise<Buffer> {
     try {
-      return await this.renderOnce(html);
+      return await this.renderOnce(html, job);
     } catch (err) {
       // The browser died under this render (not a timeout): once more, on a fresh browser.
-      if (err instanceof BrowserCrashed) return this.renderOnce(html).catch(() => Promise.reject(failed()));
+      if (err instanceof BrowserCrashed) return this.renderOnce(html, job).catch(() => Promise.reject(failed()));
       throw err;
     }
   }
 
-  private async renderOnce(html: string): Promise<Buffer> {
-    if (this.closed) throw fail.unavailable('renderer_unavailable', 'the PDF renderer is shutting down', 5);
-    const slot = await this.acquire();
+  private async renderOnce(html: string, job: RenderJob | undefined): Promise<Buffer> {
+    if (this.closed) throw shuttingDown();
+    const lane = laneOf(job);
+    const slot = await this.acquire(lane, job);
     let healthy = false;
     const rendered = this.metrics.startJob();
     try {
@@ -133,15 +163,16 @@ export class ChromiumPool implements PdfRenderer {
       this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'render failed');
       throw failed();
     } finally {
-      this.release(slot, healthy);
+      this.lanes.done(lane);
+      this.shelve(slot, healthy);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const waiter of this.waiters.splice(0)) {
+    for (const waiter of this.lanes.drain()) {
       clearTimeout(waiter.timer);
-      waiter.reject(fail.unavailable('renderer_unavailable', 'the PDF renderer is shutting down', 5));
+      waiter.reject(shuttingDown());
     }
     const browser = this.browser;
     this.browser = null;
@@ -152,7 +183,7 @@ export class ChromiumPool implements PdfRenderer {
 
   /** Tests: the pool's state. */
   stats() {
-    return { slots: this.slots, idle: this.idle.length, waiting: this.waiters.length, generation: this.generation, connected: !!this.browser?.isConnected() };
+    return { slots: this.slots, idle: this.idle.length, waiting: this.lanes.waiting(), generation: this.generation, connected: !!this.browser?.isConnected() };
   }
 
   private async print(page: Page, html: string): Promise<Buffer> {
@@ -160,58 +191,82 @@ export class ChromiumPool implements PdfRenderer {
     return page.pdf({ format: 'A4', printBackground: true, preferCSSPageSize: true });
   }
 
-  private async acquire(): Promise<Slot> {
-    const idle = this.idle.pop();
-    if (idle && idle.generation === this.generation && this.browser?.isConnected()) return idle;
-    if (idle) this.release(idle, false);
-    if (this.slots < this.options.poolSize) {
-      this.slots++;
-      try {
-        return await this.openSlot();
-      } catch (err) {
-        this.slots--;
-        throw err;
-      }
-    }
-    if (this.waiters.length >= this.options.queueMax) {
-      workQueueEvents().labels('pdf_render', 'rejected').inc();
-      throw fail.unavailable('renderer_overloaded', 'too many PDFs are being rendered; retry later', 1);
-    }
+  /**
+   * A page for a render of `lane`: at once when a page is free and the workspace is under its cap, else
+   * after waiting its turn (at most timeoutMs); refused at once when its workspace's queue or the whole
+   * queue is full — a retryable 503 well inside the gateway's deadline, never a wait past it.
+   */
+  private acquire(lane: string, job: RenderJob | undefined): Promise<Slot> {
     return new Promise<Slot>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          const at = this.waiters.indexOf(waiter);
-          if (at >= 0) this.waiters.splice(at, 1);
-          reject(fail.unavailable('renderer_overloaded', 'too many PDFs are being rendered; retry later', 2));
-        }, this.options.timeoutMs),
-      };
-      this.waiters.push(waiter);
+      const waiter: Waiter = { job, resolve, reject };
+      const offer = this.lanes.offer(lane, waiter, this.pageFree());
+      if (offer === 'start') return this.hand(lane, waiter);
+      if (offer === 'queued') {
+        waiter.timer = setTimeout(() => {
+          if (this.lanes.withdraw(lane, waiter)) reject(overloaded(2));
+        }, this.options.timeoutMs);
+        return;
+      }
+      workQueueEvents().labels('pdf_render', offer === 'lane_full' ? 'rejected_workspace' : 'rejected').inc();
+      reject(offer === 'lane_full' ? workspaceOverloaded() : overloaded(1));
     });
   }
 
-  private release(slot: Slot, healthy: boolean): void {
-    if (healthy && !this.closed && slot.generation === this.generation && this.browser?.isConnected()) {
-      const waiter = this.waiters.shift();
-      if (waiter) {
-        clearTimeout(waiter.timer);
-        waiter.resolve(slot);
-      } else this.idle.push(slot);
-      return;
+  /** A page may be taken now: an idle one, or room to open one. */
+  private pageFree(): boolean {
+    return !this.closed && (this.idle.length > 0 || this.slots < this.options.poolSize);
+  }
+
+  /** Gives a page to a render already counted as running in its lane (an idle page, else a new one). */
+  private hand(lane: string, waiter: Waiter): void {
+    clearTimeout(waiter.timer);
+    let slot = this.idle.pop();
+    while (slot && (slot.generation !== this.generation || !this.browser?.isConnected())) {
+      this.discard(slot);
+      slot = this.idle.pop();
     }
+    if (slot) return waiter.resolve(slot);
+    this.slots++;
+    this.openSlot().then(waiter.resolve, (err: unknown) => {
+      this.slots--;
+      this.lanes.done(lane);
+      waiter.reject(err);
+      this.dispatch();
+    });
+  }
+
+  /** Starts waiting renders, in their workspaces' turn, while pages are free. */
+  private dispatch(): void {
+    while (this.pageFree()) {
+      const next = this.lanes.next();
+      if (!next) return;
+      this.hand(next.lane, next.item);
+    }
+  }
+
+  /** A page back from a render (or newly opened): kept when healthy, else closed; then the next render. */
+  private shelve(slot: Slot, healthy: boolean): void {
+    if (healthy && !this.closed && slot.generation === this.generation && this.browser?.isConnected()) this.idle.push(slot);
+    else this.discard(slot);
+    this.dispatch();
+  }
+
+  private discard(slot: Slot): void {
     // A hung page's close may never settle: not awaited. Its context goes with it (and its renderer).
     void withTimeout(slot.context.close(), this.options.timeoutMs).catch(() => undefined);
     this.slots--;
-    const waiter = this.waiters.shift();
-    if (waiter) {
-      clearTimeout(waiter.timer);
-      this.slots++;
-      this.openSlot().then(waiter.resolve, (err: unknown) => {
-        this.slots--;
-        waiter.reject(err);
-      });
+  }
+
+  /** Chromium refused a request (chromium-worker.ts): markup that names a URL reached a page. */
+  private blocked(url: string): void {
+    workQueueEvents().labels('pdf_render', 'blocked_request').inc();
+    let origin = 'unparsable URL';
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      // keep the placeholder: the URL itself may carry data and is never logged
     }
+    this.options.log.warn({ origin }, 'a page asked Chromium for a resource that is not a data: URL; blocked');
   }
 
   private async openSlot(): Promise<Slot> {

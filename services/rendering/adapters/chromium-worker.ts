@@ -12,6 +12,11 @@
 // browser's `disconnected` — the pool tells a crash from a failure exactly as with Playwright in-thread.
 // The worker's code is this file's `serve` function, passed as source (eval), so it runs alike from
 // dist/ and from the TypeScript sources under jest; it must reference nothing but its parameters.
+//
+// Every browser context it opens aborts every request whose URL is not data: (nor the page's own
+// about:blank) before it leaves Chromium: documents are self-contained (images are data: URIs, fonts
+// are system fonts), so a URL in a page can only be markup that should never have reached a template.
+// The main thread hears of each refusal (`onBlocked`). The templates' CSP is the second line.
 import { Worker } from 'node:worker_threads';
 
 /** What ChromiumPool uses of Playwright's Browser, BrowserContext and Page. */
@@ -36,7 +41,12 @@ export interface ChromiumDriver {
 }
 
 type Request = { id: number; op: string; target?: number; args?: unknown };
-type Answer = { id: number; result?: unknown; error?: string } | { event: 'disconnected'; target: number };
+type Answer = { id: number; result?: unknown; error?: string } | { event: 'disconnected'; target: number } | { event: 'blocked'; url: string };
+
+export interface ChromiumDriverOptions {
+  /** Called with the URL of every request a page made and Chromium aborted (not data:). */
+  onBlocked?: (url: string) => void;
+}
 
 /** The worker's side (runs in the worker, from source: nothing but its parameters in scope). */
 function serve(load: () => { chromium: { launch(options: unknown): Promise<any> } }, port: { on(e: 'message', f: (m: Request) => void): void; postMessage(m: Answer, transfer?: ArrayBuffer[]): void }) {
@@ -57,7 +67,20 @@ function serve(load: () => { chromium: { launch(options: unknown): Promise<any> 
       });
       return id;
     },
-    newContext: async (browser, args) => keep(await browser.newContext(args)),
+    newContext: async (browser, args) => {
+      const context = await browser.newContext(args);
+      // Only data: URLs load (and the blank page a new page starts as); the rest is aborted in Chromium.
+      await context.route(
+        () => true,
+        (route: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+          const url: string = route.request().url();
+          if (url.startsWith('data:') || url === 'about:blank') return route.continue().catch(() => undefined);
+          port.postMessage({ event: 'blocked', url: url.slice(0, 2048) });
+          return route.abort('blockedbyclient').catch(() => undefined);
+        },
+      );
+      return keep(context);
+    },
     newPage: async (context) => keep(await context.newPage()),
     setContent: async (page, args) => {
       await page.setContent(args.html, args.options);
@@ -84,7 +107,7 @@ function serve(load: () => { chromium: { launch(options: unknown): Promise<any> 
 }
 
 /** Playwright in a worker thread of its own, started on the first launch, ended by close(). */
-export function workerChromiumDriver(): ChromiumDriver {
+export function workerChromiumDriver(options: ChromiumDriverOptions = {}): ChromiumDriver {
   let worker: Worker | null = null;
   let nextId = 1;
   const pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
@@ -113,7 +136,7 @@ export function workerChromiumDriver(): ChromiumDriver {
     // The worker never keeps the process alive: close() ends it, and Chromium exits with its pipe.
     w.unref();
     w.on('message', (answer: Answer) => {
-      if ('event' in answer) return disconnected(answer.target);
+      if ('event' in answer) return answer.event === 'blocked' ? options.onBlocked?.(answer.url) : disconnected(answer.target);
       const call = pending.get(answer.id);
       if (!call) return;
       pending.delete(answer.id);

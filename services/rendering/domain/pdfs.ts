@@ -1,10 +1,12 @@
 // The PDF of a document: answered from its ETag alone when the client already holds it, else from the
 // blob store, else rendered once (concurrent requests for the same ETag share one render) and stored.
 // The ETag of an unchanged document comes from memory (PrintedCache), validated by its revision.
+// Every render names its workspace (the renderer shares its pages fairly between workspaces); a
+// pre-render is background work that yields to downloads, until a download joins it.
 import { Tenant } from '../../shared/tenant';
 import { DocKind, DocumentSource } from '../ports/document-source';
 import { DocumentTemplate } from '../ports/document-template';
-import { PdfRenderer } from '../ports/pdf-renderer';
+import { PdfRenderer, RenderJob } from '../ports/pdf-renderer';
 import { PdfStore } from '../ports/pdf-store';
 import { paymentQr, QrScheme } from './payment-qr';
 import { pdfView } from './pdf-view';
@@ -40,8 +42,14 @@ export interface PdfsOptions {
   now?: () => number;
 }
 
+export interface PdfRequestOptions {
+  /** A pre-render nobody waits for (after issue or payment): yields to downloads. */
+  background?: boolean;
+}
+
 export class Pdfs {
-  private readonly inflight = new Map<string, Promise<Buffer>>();
+  /** Renders in flight by blob key, with their job: a download that joins a pre-render makes it urgent. */
+  private readonly inflight = new Map<string, { pdf: Promise<Buffer>; job: RenderJob }>();
   private readonly printedCache: PrintedCache;
   private readonly now: () => number;
 
@@ -53,12 +61,12 @@ export class Pdfs {
     this.printedCache = new PrintedCache(options.cacheMax ?? 5000, options.cacheTtlMs ?? 60_000, this.now);
   }
 
-  async pdf(tenant: Tenant, kind: DocKind, id: number, ifNoneMatch = ''): Promise<PdfResult> {
+  async pdf(tenant: Tenant, kind: DocKind, id: number, ifNoneMatch = '', options: PdfRequestOptions = {}): Promise<PdfResult> {
     const { etag, filename, key, input } = await this.printed(tenant, kind, id);
     if (matchesIfNoneMatch(ifNoneMatch, etag)) return { etag, filename, notModified: true, pdf: null, source: 'none' };
     const stored = await this.deps.store.get(key);
     if (stored) return { etag, filename, notModified: false, pdf: stored, source: 'store' };
-    const pdf = await this.renderOnce(key, input);
+    const pdf = await this.renderOnce(key, input, options.background === true);
     return { etag, filename, notModified: false, pdf, source: 'rendered' };
   }
 
@@ -68,7 +76,7 @@ export class Pdfs {
    */
   async current(tenant: Tenant, kind: DocKind, id: number): Promise<{ etag: string; filename: string; key: string; documentUpdatedAt: string; pdf: Buffer }> {
     const { etag, filename, key, input } = await this.printed(tenant, kind, id);
-    const pdf = (await this.deps.store.get(key)) ?? (await this.renderOnce(key, input));
+    const pdf = (await this.deps.store.get(key)) ?? (await this.renderOnce(key, input, false));
     return { etag, filename, key, documentUpdatedAt: input.doc.updated_at, pdf };
   }
 
@@ -111,16 +119,20 @@ export class Pdfs {
     );
   }
 
-  private renderOnce(key: string, input: RenderInput): Promise<Buffer> {
-    let pending = this.inflight.get(key);
-    if (!pending) {
-      pending = (async () => {
-        const pdf = await this.deps.renderer.render(await this.html(input));
-        await this.deps.store.put(key, pdf);
-        return pdf;
-      })().finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
+  private renderOnce(key: string, input: RenderInput, background: boolean): Promise<Buffer> {
+    const pending = this.inflight.get(key);
+    if (pending) {
+      // Someone waits for it now: it no longer yields (read by the renderer when it picks the next render).
+      if (!background) pending.job.background = false;
+      return pending.pdf;
     }
-    return pending;
+    const job: RenderJob = { tenant: input.tenant, background };
+    const pdf = (async () => {
+      const rendered = await this.deps.renderer.render(await this.html(input), job);
+      await this.deps.store.put(key, rendered);
+      return rendered;
+    })().finally(() => this.inflight.delete(key));
+    this.inflight.set(key, { pdf, job });
+    return pdf;
   }
 }

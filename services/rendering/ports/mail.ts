@@ -4,6 +4,7 @@
 import type { Tenant } from '../../shared/tenant';
 import type { OutboxEntry, OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
+import type { WorkLane } from '../../shared/work-lanes';
 
 export type DeliveryStatus = 'queued' | 'sent' | 'failed';
 /** smtp: to the real recipients (SMTP_URL); outbox: an .eml file under DATA_DIR/outbox, nobody receives it. */
@@ -71,18 +72,9 @@ export interface PinnedPdf {
 
 /**
  * A workspace (tenant) that has queued deliveries: dispatch takes work per lane in turn, so finding the
- * lanes must not depend on reading any one workspace's backlog. Made active by every accepted request
- * (a write that bumps the version), made inactive by a dispatcher that found the lane empty — by CAS
- * on the version it read before looking, so a request accepted meanwhile keeps it active.
+ * lanes must not depend on reading any one workspace's backlog (services/shared/work-lanes.ts).
  */
-export interface MailLane extends StoredDoc {
-  key: string;
-  account_id: number;
-  livemode: boolean;
-  active: boolean;
-  /** Requests accepted into this lane (every accept writes the lane, so it changes the version). */
-  accepted: number;
-}
+export type MailLane = WorkLane;
 
 export interface EmailDeliveryChangedPayload {
   delivery_id: string;

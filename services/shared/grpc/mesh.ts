@@ -3,7 +3,8 @@
 // mTLS: GRPC_TLS_DIR holds this process's certificate (tls.crt, tls.key) and the mesh CA (ca.crt).
 // Set: every server requires a client certificate signed by the CA, every client presents its own and
 // verifies the server's; a certificate's identity is its service name (CN or a DNS SAN, e.g. `contacts`).
-// Unset: plaintext (the embedded mode, on loopback). Certificates are read once at start: rotation
+// Unset: plaintext, allowed only on loopback or a Unix socket unless GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK
+// says otherwise (assertPlaintextAllowed). Certificates are read once at start: rotation
 // restarts the pods (docs/architecture.md).
 //
 // Authorisation: a binding names the identities that may call it (`callers`); under mTLS an
@@ -122,23 +123,64 @@ export function callerIdentities(call: { getAuthContext(): { sslPeerCertificate?
 
 /**
  * Wraps a service implementation so that only `callers` reach it. Used only under mTLS, where the
- * TLS handshake has already verified the certificate against the CA.
+ * TLS handshake has already verified the certificate against the CA. A refused call ends with its status
+ * whatever the method's shape: unary and client-streaming handlers answer through their callback, a
+ * server-streaming (or bidi) handler has none and fails its stream with the status instead.
  */
 export function authorised(
   name: string,
+  definition: grpc.ServiceDefinition,
   implementation: grpc.UntypedServiceImplementation,
   callers: readonly string[],
 ): grpc.UntypedServiceImplementation {
   const guarded: grpc.UntypedServiceImplementation = {};
+  const refusal = (call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } }): Partial<grpc.ServiceError> | undefined => {
+    const identities = callerIdentities(call);
+    if (identities.length === 0) return { code: grpc.status.UNAUTHENTICATED, details: 'a client certificate is required' };
+    if (!identities.some((id) => callers.includes(id))) return { code: grpc.status.PERMISSION_DENIED, details: `${identities[0]} may not call ${name}` };
+    return undefined;
+  };
   for (const [method, handler] of Object.entries(implementation)) {
+    if (definition[method]?.responseStream) {
+      guarded[method] = ((call: grpc.ServerWritableStream<unknown, unknown>) => {
+        const refused = refusal(call);
+        if (refused) return call.emit('error', refused);
+        return (handler as grpc.handleServerStreamingCall<unknown, unknown>)(call);
+      }) as grpc.UntypedHandleCall;
+      continue;
+    }
     guarded[method] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const identities = callerIdentities(call);
-      if (identities.length === 0) return callback({ code: grpc.status.UNAUTHENTICATED, details: 'a client certificate is required' }, null);
-      if (!identities.some((id) => callers.includes(id))) {
-        return callback({ code: grpc.status.PERMISSION_DENIED, details: `${identities[0]} may not call ${name}` }, null);
-      }
+      const refused = refusal(call);
+      if (refused) return callback(refused, null);
       return (handler as grpc.handleUnaryCall<unknown, unknown>)(call, callback);
     }) as grpc.UntypedHandleCall;
   }
   return guarded;
+}
+
+/** The setting that lets a gRPC server listen beyond loopback in plaintext, and the one value that does. */
+export const PLAINTEXT_NETWORK_SETTING = 'GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK';
+export const PLAINTEXT_NETWORK_CONSENT = 'i-understand';
+
+/** Loopback (127.0.0.0/8, ::1, localhost): only processes on this machine can connect. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || /^::ffff:127\./.test(bare);
+}
+
+/**
+ * Refuses a plaintext server beyond loopback: anyone who can reach the address could call every service
+ * with any tenant and, on the admin port, create users and tokens. Only mTLS (GRPC_TLS_DIR) or the
+ * operator's explicit consent (a network encrypted and trusted by other means) lets it start.
+ */
+export function assertPlaintextAllowed(host: string, setting: string, env: NodeJS.ProcessEnv = process.env): void {
+  if (isLoopbackHost(host)) return;
+  const consent = env[PLAINTEXT_NETWORK_SETTING];
+  if (consent === PLAINTEXT_NETWORK_CONSENT) return;
+  throw new ConfigError(
+    `${setting}=${host} listens beyond loopback without mTLS: anyone on the network could call the internal services. ` +
+      `Set GRPC_TLS_DIR (mutual TLS), bind ${setting} to 127.0.0.1, or set ${PLAINTEXT_NETWORK_SETTING}=${PLAINTEXT_NETWORK_CONSENT} ` +
+      `if the network is encrypted and trusted by other means` +
+      (consent === undefined ? '' : ` (${PLAINTEXT_NETWORK_SETTING}=${consent} is not that value)`),
+  );
 }

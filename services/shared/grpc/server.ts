@@ -3,13 +3,17 @@
 // NOT_SERVING → drain → tryShutdown (forced after a timeout). Under mTLS (grpc/mesh.ts) every binding
 // admits only its callers; the health service answers any authenticated peer, and optionally also on
 // a plaintext health-only port for the kubelet's gRPC probes, which cannot present a certificate.
+// Without mTLS a server listens only where nobody else can connect: loopback, or a Unix socket that only
+// this user may open (the embedded mode, local-socket.ts); beyond loopback it refuses to start unless
+// GRPC_INSECURE_ALLOW_PLAINTEXT_NETWORK says so (mesh.ts, assertPlaintextAllowed).
 import * as grpc from '@grpc/grpc-js';
+import { chmodSync } from 'node:fs';
 import * as protoLoader from '@grpc/proto-loader';
 import path from 'node:path';
 import { ConfigError } from '../config';
 import { Logger } from '../logger';
 import { repoRoot } from '../paths';
-import { authorised, MeshTls, meshTlsFromEnv, serverChannelOptions, serverCredentials } from './mesh';
+import { assertPlaintextAllowed, authorised, MeshTls, meshTlsFromEnv, serverChannelOptions, serverCredentials } from './mesh';
 import { ServiceBinding } from './typed';
 
 const SERVING = 'SERVING';
@@ -47,7 +51,11 @@ const bind = (server: grpc.Server, address: string, credentials: grpc.ServerCred
 export async function startGrpcServer(options: {
   bindings: ServiceBinding[];
   host?: string;
+  /** The setting `host` came from, named when it is refused (default GRPC_HOST). */
+  hostSetting?: string;
   port?: number;
+  /** Listen on this Unix socket instead of host:port; it is made readable and writable by this user only. */
+  socket?: string;
   log: Logger;
   /** Mesh certificates; default GRPC_TLS_DIR's (null: plaintext). */
   tls?: MeshTls | null;
@@ -55,12 +63,14 @@ export async function startGrpcServer(options: {
   healthPort?: number;
 }): Promise<RunningServer> {
   const tls = options.tls === undefined ? meshTlsFromEnv() : options.tls;
+  const host = options.host ?? '127.0.0.1';
+  if (!tls && !options.socket) assertPlaintextAllowed(host, options.hostSetting ?? 'GRPC_HOST');
   const server = new grpc.Server(serverOptions);
   const statuses = new Map<string, string>([['', SERVING]]);
   const watchers = new Set<{ service: string; call: grpc.ServerWritableStream<{ service: string }, unknown> }>();
   for (const binding of options.bindings) {
     if (tls && !binding.callers?.length) throw new ConfigError(`${binding.name} names no callers: under mTLS nobody could call it`);
-    server.addService(binding.definition, tls ? authorised(binding.name, binding.implementation, binding.callers!) : binding.implementation);
+    server.addService(binding.definition, tls ? authorised(binding.name, binding.definition, binding.implementation, binding.callers!) : binding.implementation);
     statuses.set(binding.name, SERVING);
   }
   const health: grpc.UntypedServiceImplementation = {
@@ -78,8 +88,17 @@ export async function startGrpcServer(options: {
   };
   server.addService(healthDefinition(), health);
 
-  const host = options.host ?? '127.0.0.1';
-  const port = await bind(server, `${host}:${options.port ?? 0}`, serverCredentials(tls));
+  let port: number;
+  let address: string;
+  if (options.socket) {
+    address = `unix:${options.socket}`;
+    port = await bind(server, address, serverCredentials(tls));
+    // Connecting to a Unix socket needs write permission on it: 0600 leaves it to this user (and root).
+    chmodSync(options.socket, 0o600);
+  } else {
+    port = await bind(server, `${host}:${options.port ?? 0}`, serverCredentials(tls));
+    address = `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  }
   let healthServer: grpc.Server | undefined;
   let healthPort: number | undefined;
   if (options.healthPort !== undefined) {
@@ -87,12 +106,12 @@ export async function startGrpcServer(options: {
     healthServer.addService(healthDefinition(), health);
     healthPort = await bind(healthServer, `${host}:${options.healthPort}`, grpc.ServerCredentials.createInsecure());
   }
-  options.log.info({ port, health_port: healthPort, mtls: tls !== null, services: options.bindings.map((b) => b.name) }, 'grpc server listening');
+  options.log.info({ address, health_port: healthPort, mtls: tls !== null, services: options.bindings.map((b) => b.name) }, 'grpc server listening');
 
   return {
     port,
     healthPort,
-    address: `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    address,
     shutdown: async (drainMs = 0) => {
       for (const name of statuses.keys()) statuses.set(name, NOT_SERVING);
       for (const w of watchers) w.call.write({ status: NOT_SERVING });
@@ -132,13 +151,23 @@ export async function startServiceServers(options: {
   adminHost?: string;
   adminPort?: number;
   healthPort?: number;
+  /** Unix sockets instead of TCP (the embedded mode): the service's and the admin services'. */
+  sockets?: { service: string; admin: string };
   log: Logger;
   tls?: MeshTls | null;
 }): Promise<ServiceServers> {
   const adminBindings = options.bindings.filter((b) => b.admin);
-  const service = await startGrpcServer({ ...options, bindings: options.bindings.filter((b) => !b.admin) });
+  const service = await startGrpcServer({ ...options, socket: options.sockets?.service, bindings: options.bindings.filter((b) => !b.admin) });
   const admin = adminBindings.length
-    ? await startGrpcServer({ bindings: adminBindings, host: options.adminHost ?? options.host, port: options.adminPort ?? 0, log: options.log, tls: options.tls })
+    ? await startGrpcServer({
+        bindings: adminBindings,
+        host: options.adminHost ?? options.host,
+        hostSetting: options.adminHost === undefined ? 'GRPC_HOST' : 'ADMIN_GRPC_HOST',
+        port: options.adminPort ?? 0,
+        socket: options.sockets?.admin,
+        log: options.log,
+        tls: options.tls,
+      })
     : undefined;
   return {
     service,

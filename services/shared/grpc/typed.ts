@@ -8,6 +8,7 @@ import { fromServiceError, toServiceError } from './errors';
 import { deadlineExceeded, deadlinePassed } from '../deadline';
 import { deadlineOfCall, outgoingDeadline } from './deadline';
 import { readIdempotency, writeIdempotency } from './idempotency';
+import { connectInProcess, isInProcessAddress } from './in-process';
 import { clientChannel, MeshTls, meshTlsFromEnv } from './mesh';
 import { observeClientCall, observeServerCall } from './observe';
 import { isRetryable, withRetries } from './retry';
@@ -160,11 +161,20 @@ export function implement<S extends grpc.ServiceDefinition>(
   return { definition, implementation, name };
 }
 
+/** A call's metadata: request id and idempotency token (the trace context is added by observeClientCall). */
+function metadataOf(call: CallOptions): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
+  writeIdempotency(metadata, call.idempotency);
+  return metadata;
+}
+
 /**
- * A promise-based client for one service at `address`: host:port, or any grpc-js target
+ * A promise-based client for one service at `address`: host:port, `unix:/path`, or any grpc-js target
  * (`dns:///host:port`, `ipv4:a:p1,b:p2`) balanced round-robin over its addresses. Under mTLS
  * (GRPC_TLS_DIR) it presents the process's certificate and accepts only the named service's.
- * Reads and keyed calls are retried on a transport failure (grpc/retry.ts).
+ * Reads and keyed calls are retried on a transport failure (grpc/retry.ts). An `in-process:` address (the
+ * embedded mode) calls the handlers served in this process instead (grpc/in-process.ts).
  */
 export function connect<S extends grpc.ServiceDefinition>(
   definition: S,
@@ -172,16 +182,11 @@ export function connect<S extends grpc.ServiceDefinition>(
   address: string,
   tls: MeshTls | null = meshTlsFromEnv(),
 ): AsyncClient<S> & { close(): void } {
+  if (isInProcessAddress(address)) return connectInProcess(definition, serviceName, address, metadataOf) as AsyncClient<S> & { close(): void };
   const Ctor = grpc.makeGenericClientConstructor(definition, serviceName);
   const channel = clientChannel(tls, serviceName);
   const client = new Ctor(address, channel.credentials, channel.options) as unknown as Record<string, Function> & grpc.Client;
   const typed: Record<string, unknown> = { close: () => client.close() };
-  const metadataOf = (call: CallOptions) => {
-    const metadata = new grpc.Metadata();
-    if (call.requestId) metadata.set(REQUEST_ID, call.requestId);
-    writeIdempotency(metadata, call.idempotency);
-    return metadata;
-  };
   const deadlineOf = (call: CallOptions) => ({ deadline: outgoingDeadline(call.deadline, call.timeoutMs ?? 10_000) });
   for (const method of Object.keys(definition)) {
     const { requestStream, responseStream } = definition[method];

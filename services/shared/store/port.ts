@@ -30,6 +30,12 @@ export interface CollectionSpec<T> {
   uniqueKeys?: (doc: T) => string[];
   /** Field lists commonly filtered on, for indexes. */
   indexes?: string[][];
+  /**
+   * The field `contains` searches (a string the service keeps normalised): the adapters keep a substring
+   * index over it (SQLite: FTS5 trigram; MongoDB: an indexed array of the field's trigrams), so a search
+   * over a large collection reads the matching rows instead of scanning. Other fields still work unindexed.
+   */
+  searchField?: string;
 }
 
 export interface Collection<T extends StoredDoc> {
@@ -41,12 +47,21 @@ export interface Collection<T extends StoredDoc> {
   count(where: Where): Promise<number>;
   /** Writes `doc` as version+1 if the stored version still equals doc.version, else throws VersionConflict. */
   update(doc: T): Promise<T>;
+  /**
+   * Bulk load for seeding and imports: inserts every document (version 1) in as few round trips as the
+   * engine allows. Not for documents that hold unique keys (their claims are per write): throws before
+   * writing anything if one does. Not atomic as a whole on every engine: a failure part-way may leave
+   * the documents written before it.
+   */
+  insertMany(docs: Array<Omit<T, 'version'>>): Promise<void>;
 }
 
 export interface DocumentStore {
   collection<T extends StoredDoc>(spec: CollectionSpec<T>): Collection<T>;
   /** Atomic, strictly increasing counter (1, 2, …) per sequence name, never above 2^53-1. */
   nextId(sequence: string): Promise<number>;
+  /** Takes `count` consecutive values of the counter at once and returns the first (bulk loads). */
+  reserveIds(sequence: string, count: number): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -4,6 +4,13 @@ import Database from 'better-sqlite3';
 import { Collection, CollectionSpec, DocumentStore, DuplicateId, ListQuery, Scalar, StoredDoc, UniqueViolation, VersionConflict, Where } from './port';
 
 const SAFE_NAME = /^[a-z][a-z0-9_]*$/;
+/** Rows of a filter's own range a search examines before it turns to the substring index (see list). */
+const SEARCH_SCAN_ROWS = 2_000;
+
+export interface SqliteStoreOptions {
+  /** Rows of a filter's own range a `contains` search scans before it asks the trigram index (default 2,000). */
+  searchScanRows?: number;
+}
 
 function fieldExpr(field: string): string {
   if (!SAFE_NAME.test(field)) throw new Error(`invalid field name ${field}`);
@@ -18,7 +25,7 @@ function sqlValue(value: Scalar | undefined): Scalar {
 export class SqliteDocumentStore implements DocumentStore {
   private readonly db: Database.Database;
 
-  constructor(file: string) {
+  constructor(file: string, private readonly options: SqliteStoreOptions = {}) {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
@@ -31,7 +38,7 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   collection<T extends StoredDoc>(spec: CollectionSpec<T>): Collection<T> {
-    return new SqliteCollection<T>(this.db, spec);
+    return new SqliteCollection<T>(this.db, spec, this.options.searchScanRows ?? SEARCH_SCAN_ROWS);
   }
 
   private increment?: Database.Statement;
@@ -45,8 +52,57 @@ export class SqliteDocumentStore implements DocumentStore {
     return row.value;
   }
 
+  private advance?: Database.Statement;
+
+  async reserveIds(sequence: string, count: number): Promise<number> {
+    if (!Number.isSafeInteger(count) || count < 1) throw new Error(`cannot reserve ${count} ids`);
+    this.advance ??= this.db.prepare(
+      'INSERT INTO sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value RETURNING value',
+    );
+    const row = this.advance.get(sequence, count) as { value: number };
+    if (row.value > Number.MAX_SAFE_INTEGER) throw new Error(`sequence ${sequence} overflowed`);
+    return row.value - count + 1;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+}
+
+/**
+ * The substring index of a collection's `searchField`: an FTS5 table with the trigram tokenizer whose
+ * rowid is the document's id, written in the same transaction as the document. A MATCH of a quoted
+ * needle finds the rows containing it (FTS5 folds ASCII case, so the caller's exact `instr` check stays).
+ * Trigrams need 3 characters: a shorter needle is served by a scan of the filtered rows.
+ */
+class SubstringIndex {
+  readonly table: string;
+
+  constructor(db: Database.Database, collection: string, documents: string, readonly field: string) {
+    this.table = `s_${collection}`;
+    const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE name = ?").get(this.table);
+    if (exists) return;
+    db.transaction(() => {
+      db.exec(`CREATE VIRTUAL TABLE ${this.table} USING fts5(text, tokenize = 'trigram')`);
+      // A collection that existed before its index: index what it holds, once.
+      db.exec(`INSERT INTO ${this.table} (rowid, text) SELECT id, ${fieldExpr(field)} FROM ${documents} WHERE ${fieldExpr(field)} IS NOT NULL`);
+    })();
+  }
+
+  static serves(needle: string): boolean {
+    return [...needle].length >= 3;
+  }
+
+  /** The FTS5 query for a literal substring: one phrase, quotes doubled. */
+  static phrase(needle: string): string {
+    return `"${needle.replace(/"/g, '""')}"`;
+  }
+
+  /** Statements that make the index follow a written document (inside the caller's transaction). */
+  write(id: number, doc: Record<string, unknown>, statement: (sql: string) => Database.Statement, replacing: boolean): void {
+    if (replacing) statement(`DELETE FROM ${this.table} WHERE rowid = ?`).run(id);
+    const text = doc[this.field];
+    if (typeof text === 'string') statement(`INSERT INTO ${this.table} (rowid, text) VALUES (?, ?)`).run(id, text);
   }
 }
 
@@ -66,7 +122,9 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
     return statement;
   }
 
-  constructor(private readonly db: Database.Database, private readonly spec: CollectionSpec<T>) {
+  private readonly search?: SubstringIndex;
+
+  constructor(private readonly db: Database.Database, private readonly spec: CollectionSpec<T>, private readonly searchScanRows: number) {
     if (!SAFE_NAME.test(spec.name)) throw new Error(`invalid collection name ${spec.name}`);
     this.table = `c_${spec.name}`;
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (id INTEGER PRIMARY KEY, version INTEGER NOT NULL, doc TEXT NOT NULL)`);
@@ -74,6 +132,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
       const name = `ix_${spec.name}_${fields.join('_')}`;
       db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${this.table} (${fields.map(fieldExpr).join(', ')}, id)`);
     }
+    if (spec.searchField) this.search = new SubstringIndex(db, spec.name, this.table, spec.searchField);
+  }
+
+  /** Whether a write must run as one transaction: more than one statement (unique keys, the substring index). */
+  private get multiStatement(): boolean {
+    return Boolean(this.spec.uniqueKeys || this.search);
   }
 
   private keysOf(doc: T): string[] {
@@ -102,11 +166,29 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
         throw err;
       }
       this.claimKeys(doc.id, this.keysOf(doc));
+      this.search?.write(doc.id, doc as unknown as Record<string, unknown>, (text) => this.sql(text), false);
     };
-    // A collection without unique keys writes one statement, atomic by itself: no BEGIN/COMMIT round.
-    if (this.spec.uniqueKeys) this.db.transaction(write)();
+    // A collection without unique keys or search writes one statement, atomic by itself: no BEGIN/COMMIT round.
+    if (this.multiStatement) this.db.transaction(write)();
     else write();
     return doc;
+  }
+
+  async insertMany(input: Array<Omit<T, 'version'>>): Promise<void> {
+    if (input.some((doc) => this.keysOf(doc as T).length > 0)) throw new Error(`${this.spec.name}: a document holds unique keys: insert it alone`);
+    const insert = this.sql(`INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, ?)`);
+    this.db.transaction(() => {
+      for (const item of input) {
+        const doc = { ...item, version: 1 } as T;
+        try {
+          insert.run(doc.id, JSON.stringify(doc));
+        } catch (err) {
+          if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new DuplicateId(this.spec.name, doc.id);
+          throw err;
+        }
+        this.search?.write(doc.id, doc as unknown as Record<string, unknown>, (text) => this.sql(text), false);
+      }
+    })();
   }
 
   async get(id: number): Promise<T | null> {
@@ -135,27 +217,80 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
   }
 
   async list(query: ListQuery): Promise<T[]> {
+    const indexed = this.search && query.contains?.field === this.search.field && SubstringIndex.serves(query.contains.text);
+    if (!indexed) return this.scan(query);
+    // Within the first rows of the filter's own index range (a workspace's contacts) the scan is cheap: if
+    // it finds a page there, or the range ends, that is the answer. Otherwise the trigram index serves it: a
+    // needle rare in a large workspace, or a workspace so large the scan would be long.
+    if (this.searchScanRows > 0) {
+      const probe = this.scan(query, this.searchScanRows);
+      if (probe.complete) return probe.rows;
+    }
+    return this.searchIndexed(query);
+  }
+
+  /** The filtered rows in order, `contains` checked row by row; `within` bounds the rows examined. */
+  private scan(query: ListQuery): T[];
+  private scan(query: ListQuery, within: number): { rows: T[]; complete: boolean };
+  private scan(query: ListQuery, within?: number): T[] | { rows: T[]; complete: boolean } {
     const { sql, params } = this.whereSql(query.where);
     const order = [...(query.orderBy ?? []).map(fieldExpr), 'id'];
-    if (query.after) {
-      if (query.after.length !== order.length) throw new Error('keyset length does not match the sort order');
-      // (a, b, id) < (x, y, z) in descending order, spelled out for SQLite's planner.
-      const alternatives: string[] = [];
-      for (let i = 0; i < order.length; i++) {
-        const equal = order.slice(0, i).map((expr) => `${expr} = ?`);
-        alternatives.push(`(${[...equal, `${order[i]} < ?`].join(' AND ')})`);
-        params.push(...query.after.slice(0, i), query.after[i]);
-      }
-      sql.push(`(${alternatives.join(' OR ')})`);
+    params.push(...this.keyset(order, query.after, sql));
+    const orderSql = order.map((o) => `${o} DESC`).join(', ');
+    const whereSql = sql.length ? `WHERE ${sql.join(' AND ')}` : '';
+    const needle = query.contains ? `instr(${fieldExpr(query.contains.field)}, ?) > 0` : '';
+    if (within === undefined) {
+      const rows = this.sql(
+        `SELECT doc FROM ${this.table} ${whereSql}${needle ? `${whereSql ? ' AND' : 'WHERE'} ${needle}` : ''} ORDER BY ${orderSql} LIMIT ?`,
+      ).all(...params, ...(query.contains ? [query.contains.text] : []), query.limit) as Array<{ doc: string }>;
+      return rows.map((row) => JSON.parse(row.doc) as T);
     }
-    if (query.contains) {
-      sql.push(`instr(${fieldExpr(query.contains.field)}, ?) > 0`);
-      params.push(query.contains.text);
+    // The first `within` rows of the range, and which of them hold the needle.
+    const rows = this.sql(
+      `SELECT doc, ${needle || '1'} AS hit FROM ${this.table} ${whereSql} ORDER BY ${orderSql} LIMIT ?`,
+    ).all(...(query.contains ? [query.contains.text] : []), ...params, within) as Array<{ doc: string; hit: number }>;
+    const hits = rows.filter((row) => row.hit).slice(0, query.limit);
+    return { rows: hits.map((row) => JSON.parse(row.doc) as T), complete: hits.length === query.limit || rows.length < within };
+  }
+
+  /** Rows found through the trigram index, in the list's order. */
+  private searchIndexed(query: ListQuery): T[] {
+    const search = this.search!;
+    const contains = query.contains!;
+    const { sql, params } = this.whereSql(query.where);
+    const orderBy = query.orderBy ?? [];
+    const order = [...orderBy.map(fieldExpr), 'id'];
+    params.push(...this.keyset(order, query.after, sql));
+    sql.push(`instr(${fieldExpr(contains.field)}, ?) > 0`);
+    params.push(contains.text);
+    const phrase = SubstringIndex.phrase(contains.text);
+    if (orderBy.length === 0) {
+      // Ordered by id alone: walk the index in rowid order (FTS5 gives it without sorting) and stop at a page.
+      const rows = this.sql(
+        `SELECT c.doc FROM ${search.table} s JOIN ${this.table} c ON c.id = s.rowid WHERE s.text MATCH ? AND ${sql.join(' AND ')} ORDER BY s.rowid DESC LIMIT ?`,
+      ).all(phrase, ...params, query.limit) as Array<{ doc: string }>;
+      return rows.map((row) => JSON.parse(row.doc) as T);
     }
     const rows = this.sql(
-      `SELECT doc FROM ${this.table} ${sql.length ? `WHERE ${sql.join(' AND ')}` : ''} ORDER BY ${order.map((o) => `${o} DESC`).join(', ')} LIMIT ?`,
-    ).all(...params, query.limit) as Array<{ doc: string }>;
+      `SELECT doc FROM ${this.table} WHERE id IN (SELECT rowid FROM ${search.table} WHERE text MATCH ?) AND ${sql.join(' AND ')} ORDER BY ${order.map((o) => `${o} DESC`).join(', ')} LIMIT ?`,
+    ).all(phrase, ...params, query.limit) as Array<{ doc: string }>;
     return rows.map((row) => JSON.parse(row.doc) as T);
+  }
+
+  /** The keyset condition "strictly after `after`" in descending order, pushed onto `sql`; returns its parameters. */
+  private keyset(order: string[], after: ListQuery['after'], sql: string[]): Scalar[] {
+    if (!after) return [];
+    if (after.length !== order.length) throw new Error('keyset length does not match the sort order');
+    // (a, b, id) < (x, y, z) in descending order, spelled out for SQLite's planner.
+    const params: Scalar[] = [];
+    const alternatives: string[] = [];
+    for (let i = 0; i < order.length; i++) {
+      const equal = order.slice(0, i).map((expr) => `${expr} = ?`);
+      alternatives.push(`(${[...equal, `${order[i]} < ?`].join(' AND ')})`);
+      params.push(...after.slice(0, i), after[i]);
+    }
+    sql.push(`(${alternatives.join(' OR ')})`);
+    return params;
   }
 
   async count(where: Where): Promise<number> {
@@ -176,11 +311,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
         doc.version,
       );
       if (result.changes !== 1) throw new VersionConflict(this.spec.name, doc.id);
+      this.search?.write(doc.id, next as unknown as Record<string, unknown>, (text) => this.sql(text), true);
       if (!this.spec.uniqueKeys) return;
       this.sql('DELETE FROM unique_keys WHERE collection = ? AND id = ?').run(this.spec.name, doc.id);
       this.claimKeys(doc.id, this.keysOf(next));
     };
-    if (this.spec.uniqueKeys) this.db.transaction(write)();
+    if (this.multiStatement) this.db.transaction(write)();
     else write();
     return next;
   }
