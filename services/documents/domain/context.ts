@@ -6,6 +6,7 @@ import { VersionConflict } from '../../shared/store/port';
 import { Clock, Directory, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, DocumentsStore } from '../ports/documents-store';
 import { formatMoney } from '../../shared/money';
+import { Admission, ADMISSION_DEFAULTS, AdmissionOptions } from './admission';
 import { CreditReservations } from './credits';
 import { Numbering, NumberingHooks } from './numbering';
 import { amountDue, creditedAmount, EventFactory, revisionOf, withEvents } from './records';
@@ -27,6 +28,8 @@ export interface DocumentsDeps {
   /** Recipients per workspace per day (send) when the plan sets none (MAIL_RECIPIENTS_PER_DAY_DEFAULT). */
   mailRecipientsPerDayDefault?: number;
   mailAllowanceHooks?: MailAllowanceHooks;
+  /** Admission control of issues (admission.ts; ISSUE_ADMIT_* settings). */
+  admission?: Partial<AdmissionOptions>;
 }
 
 export interface DocumentRef {
@@ -58,6 +61,8 @@ export class DocumentsContext {
   readonly numbering: Numbering;
   /** Credit notes' claims on their invoices, batched per invoice (credits.ts). */
   readonly credits: CreditReservations;
+  /** Which issues start at all, before any of their work (admission.ts). */
+  readonly admission: Admission;
   readonly mailAllowance: MailAllowance;
   readonly mailRecipientsPerDayDefault: number;
 
@@ -70,6 +75,7 @@ export class DocumentsContext {
     this.mailRecipientsPerDayDefault = deps.mailRecipientsPerDayDefault ?? DEFAULT_MAIL_RECIPIENTS_PER_DAY;
     this.numbering = new Numbering(deps.store, deps.clock, this.events, { completed: (docs) => this.completeIssues(docs) }, deps.hooks);
     this.credits = new CreditReservations(this, deps.hooks);
+    this.admission = new Admission({ ...ADMISSION_DEFAULTS, ...deps.admission });
   }
 
   now(): string {

@@ -26,6 +26,11 @@ export class Lifecycle {
    */
   async issue(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken, deadline?: number): Promise<DocumentView> {
     if (type === 'proforma') return this.issueProforma(tenant, id, token);
+    // Admitted or refused (503 issuing_overloaded) before any of its work: admission.ts.
+    return this.ctx.admission.run(deadline, () => this.issueNumbered(tenant, type, id, token, deadline));
+  }
+
+  private async issueNumbered(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken, deadline?: number): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       checkDeadline(deadline);
       const doc = await this.ctx.load(tenant, type, id);
