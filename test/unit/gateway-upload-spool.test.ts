@@ -57,8 +57,9 @@ describe('SpoolFile.discard: removed however the request ends', () => {
 });
 
 describe('readUploadOptions', () => {
-  it('UPLOAD_SPOOL_DIR, else DATA_DIR/spool; UPLOAD_TIMEOUT_MS, default 120 s', () => {
-    expect(readUploadOptions({ DATA_DIR: '/data' })).toEqual({ spoolDir: '/data/spool', timeoutMs: 120_000 });
-    expect(readUploadOptions({ DATA_DIR: '/data', UPLOAD_SPOOL_DIR: '/tmp/spool', UPLOAD_TIMEOUT_MS: '5000' })).toEqual({ spoolDir: '/tmp/spool', timeoutMs: 5000 });
+  it('UPLOAD_SPOOL_DIR, else <data dir>/spool (embedded), else the temp directory (a distributed gateway); UPLOAD_TIMEOUT_MS, default 120 s', () => {
+    expect(readUploadOptions({}, '/data')).toEqual({ spoolDir: '/data/spool', timeoutMs: 120_000 });
+    expect(readUploadOptions({})).toEqual({ spoolDir: path.join(os.tmpdir(), 'invoicing-spool'), timeoutMs: 120_000 });
+    expect(readUploadOptions({ UPLOAD_SPOOL_DIR: '/tmp/spool', UPLOAD_TIMEOUT_MS: '5000' }, '/data')).toEqual({ spoolDir: '/tmp/spool', timeoutMs: 5000 });
   });
 });
