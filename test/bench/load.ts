@@ -17,6 +17,11 @@ export interface LoadConfig {
   connections: number;
   warmupMs: number;
   durationMs: number;
+  /**
+   * Each request takes the next of these paths (instead of `path`), once: the run ends when they are
+   * used up (e.g. one draft per issue). `rps` is then over the time it took.
+   */
+  paths?: string[];
 }
 
 export interface LoadResult {
@@ -26,6 +31,8 @@ export interface LoadResult {
   p99Ms: number;
   statuses: Record<string, number>;
   socketErrors: number;
+  /** Measured time (ms): durationMs, or less when `paths` ran out first. */
+  elapsedMs: number;
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
@@ -36,16 +43,19 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 export function runLoad(config: LoadConfig, signal: (line: string) => void = () => undefined): Promise<LoadResult> {
-  const fixedHead =
-    `${config.method} ${config.path} HTTP/1.1\r\nHost: 127.0.0.1:${config.port}\r\n` +
+  const headerLines =
+    `Host: 127.0.0.1:${config.port}\r\n` +
     Object.entries(config.headers)
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('');
+  const fixedHead = `${config.method} ${config.path} HTTP/1.1\r\n` + headerLines;
+  let nextPath = 0;
+  const exhausted = () => config.paths !== undefined && nextPath >= config.paths.length;
   const body = config.body ?? '';
   const bodyLength = Buffer.byteLength(body);
   let sequence = 0;
   const nextRequest = (): string => {
-    let head = fixedHead;
+    let head = config.paths ? `${config.method} ${config.paths[nextPath++]} HTTP/1.1\r\n` + headerLines : fixedHead;
     if (config.keyPrefix !== undefined) head += `Idempotency-Key: ${config.keyPrefix}${sequence++}\r\n`;
     if (config.method === 'POST') head += `Content-Type: application/json\r\nContent-Length: ${bodyLength}\r\n`;
     return head + '\r\n' + body;
@@ -59,6 +69,7 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
   const statuses: Record<string, number> = {};
   let socketErrors = 0;
   let inMeasure = false;
+  let lastAnswerAt = measureEnd;
   let phase: 'warmup' | 'measure' | 'over' = 'warmup';
   const beginMeasure = () => {
     if (phase !== 'warmup') return;
@@ -84,9 +95,11 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
       clearTimeout(endTimer);
       endMeasure(); // the last connection may close a hair before the end timer fires
       const sorted = latencies.slice(0, measured).sort();
+      const elapsedMs = Math.min(config.durationMs, lastAnswerAt - measureStart);
       resolve({
         requests: measured,
-        rps: measured / (config.durationMs / 1000),
+        elapsedMs,
+        rps: measured / (elapsedMs / 1000),
         p50Ms: percentile(sorted, 50),
         p99Ms: percentile(sorted, 99),
         statuses,
@@ -103,7 +116,7 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
         sentAt = performance.now();
         socket.write(nextRequest());
       };
-      socket.on('connect', send);
+      socket.on('connect', () => (exhausted() ? socket.end() : send()));
       socket.on('data', (chunk: Buffer) => {
         pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
         for (;;) {
@@ -128,7 +141,8 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
             const status = head.slice(9, 12);
             statuses[status] = (statuses[status] ?? 0) + 1;
           }
-          if (now < measureEnd) send();
+          if (config.paths) lastAnswerAt = now;
+          if (now < measureEnd && !exhausted()) send();
           else socket.end();
         }
       });
