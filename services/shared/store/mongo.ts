@@ -183,6 +183,7 @@ function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection
     count: (where) => guarded(() => collection.count(where)),
     update: (doc) => guarded(() => collection.update(doc)),
     insertMany: (docs) => guarded(() => collection.insertMany(docs)),
+    increment: (id) => guarded(() => collection.increment(id)),
   };
 }
 
@@ -443,6 +444,13 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
       if (isDuplicateKey(err) || duplicate) throw new DuplicateId(this.spec.name, Number(duplicate?.err?.op?._id ?? NaN));
       throw err;
     }
+  }
+
+  async increment(id: number): Promise<number> {
+    const row = await this.model.collection.findOneAndUpdate({ _id: id as never }, { $inc: { version: 1 } }, { upsert: true, returnDocument: 'after' });
+    const version = (row as unknown as { version?: number } | null)?.version;
+    if (typeof version !== 'number') throw new Error(`${this.spec.name}/${id}: increment returned no version`);
+    return version;
   }
 
   async update(doc: T): Promise<T> {
