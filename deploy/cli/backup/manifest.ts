@@ -97,6 +97,19 @@ function listFiles(dir: string, prefix = ''): string[] {
   });
 }
 
+/** SQLite's integrity check of a database file: 'ok', or what is wrong (a file too broken to open included). */
+function integrityOf(file: string): string {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    return (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check).join('; ');
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    db?.close();
+  }
+}
+
 /**
  * The whole backup against its manifest: every listed file present with its size and checksum, nothing
  * else under BACKUP/data, every database intact (SQLite's integrity check). Resolves with the manifest.
@@ -112,13 +125,8 @@ export async function verifyBackup(backupDir: string): Promise<Manifest> {
     if (!existsSync(file)) throw damaged(`${entry.path} is missing`);
     if ((await sha256OfFile(file)) !== entry.sha256) throw damaged(`${entry.path} does not match its checksum`);
     if (entry.kind === 'sqlite') {
-      const db = new Database(file, { readonly: true, fileMustExist: true });
-      try {
-        const verdict = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check).join('; ');
-        if (verdict !== 'ok') throw damaged(`${entry.path} fails SQLite's integrity check (${verdict})`);
-      } finally {
-        db.close();
-      }
+      const verdict = integrityOf(file);
+      if (verdict !== 'ok') throw damaged(`${entry.path} fails SQLite's integrity check (${verdict})`);
     }
   }
   return manifest;
