@@ -98,28 +98,44 @@ export interface DataDirLock {
   clearEdgeState(): void;
 }
 
-/**
- * Takes DATA_DIR's lock, or refuses because a system runs on it. The embedded system holds edge.db
- * exclusively from start to exit (gateway/edge/adapters/sqlite-edge-state.ts): taking the same lock
- * proves no system runs there, and keeps one from starting until the restore ends. A system whose edge
- * state is in Redis holds no such lock; its live pid in runtime.json refuses as well.
- */
-export function lockDataDir(dataDir: string): DataDirLock {
-  const runtime = readRuntime(dataDir);
-  const running = (pid: number | undefined) =>
-    new BackupRefused('system_running', `a system is running on ${dataDir} (pid ${pid ?? 'unknown'}): stop it first (a restore replaces the data under it)`);
-  if (runtime?.pid && runtime.pid !== process.pid && alive(runtime.pid)) throw running(runtime.pid);
-  const db = new Database(path.join(dataDir, 'edge.db'), { timeout: 0 });
+const runningOn = (dataDir: string, pid: number | undefined) =>
+  new BackupRefused('system_running', `a system is running on ${dataDir} (pid ${pid ?? 'unknown'}): stop it first (a restore replaces the data under it)`);
+
+/** Opens edge.db and takes its lock as the system does (exclusive locking, WAL, a write transaction), or refuses. */
+function takeEdgeLock(dataDir: string, options: { create: boolean }): Database.Database | undefined {
+  const file = path.join(dataDir, 'edge.db');
+  if (!options.create && !existsSync(file)) return undefined;
+  const db = new Database(file, { timeout: 0 });
   try {
-    // As the system takes it: exclusive locking, WAL, a write transaction that acquires the lock now.
     db.pragma('locking_mode = EXCLUSIVE');
     db.pragma('journal_mode = WAL');
     db.exec('BEGIN IMMEDIATE; COMMIT');
+    return db;
   } catch (err) {
     db.close();
-    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw running(runtime?.pid);
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw runningOn(dataDir, readRuntime(dataDir)?.pid);
     throw err;
   }
+}
+
+/**
+ * Refuses when a system runs on DATA_DIR. The embedded system holds edge.db exclusively from start to
+ * exit (gateway/edge/adapters/sqlite-edge-state.ts): when that lock can be taken, none runs. A system
+ * whose edge state is in Redis holds no such lock; its live pid in runtime.json refuses as well.
+ */
+export function assertNoSystemRuns(dataDir: string): void {
+  const runtime = readRuntime(dataDir);
+  if (runtime?.pid && runtime.pid !== process.pid && alive(runtime.pid)) throw runningOn(dataDir, runtime.pid);
+  takeEdgeLock(dataDir, { create: false })?.close();
+}
+
+/**
+ * Takes DATA_DIR's lock — the one a running embedded system holds — or refuses: no system runs while it
+ * is held, and none can start until it is released.
+ */
+export function lockDataDir(dataDir: string): DataDirLock {
+  assertNoSystemRuns(dataDir);
+  const db = takeEdgeLock(dataDir, { create: true })!;
   return {
     release: () => db.close(),
     clearEdgeState: () => {

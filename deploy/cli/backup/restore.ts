@@ -6,7 +6,7 @@
 // (--force), each file is written under a temporary name, checked and renamed into place.
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BackupRefused, lockDataDir, RESTORE_MARKER } from './data-dir';
+import { assertNoSystemRuns, BackupRefused, lockDataDir, RESTORE_MARKER } from './data-dir';
 import { DATA, verifyBackup } from './manifest';
 import { copyHashed } from './take';
 
@@ -29,11 +29,32 @@ export interface RestoreSummary {
 /** What the lock itself leaves in the target (edge.db and its companions). */
 const isLockFile = (name: string) => /^edge\.db(-wal|-shm|-journal)?$/.test(name);
 
+/** Refuses a target with data (or an interrupted restore) unless --force; the entries --force removes. */
+function assertRestorable(dataDir: string, force: boolean): string[] {
+  const present = readdirSync(dataDir).filter((name) => !isLockFile(name) && name !== RESTORE_MARKER);
+  const interrupted = existsSync(path.join(dataDir, RESTORE_MARKER));
+  if ((present.length > 0 || interrupted) && !force) {
+    const shown = present.slice(0, 5).join(', ') + (present.length > 5 ? ', …' : '');
+    throw new BackupRefused(
+      'data_dir_not_empty',
+      interrupted
+        ? `${dataDir} holds an interrupted restore: run restore again with --force`
+        : `${dataDir} is not empty (${shown}): restore into an empty directory, or give --force to replace its data`,
+    );
+  }
+  return present;
+}
+
 export async function restoreBackup(options: RestoreOptions): Promise<RestoreSummary> {
   const from = path.resolve(options.from);
   const dataDir = path.resolve(options.dataDir);
   if (dataDir === from || dataDir.startsWith(from + path.sep) || from.startsWith(dataDir + path.sep)) {
     throw new BackupRefused('restore_overlaps_backup', `the backup ${from} and the data directory ${dataDir} overlap`);
+  }
+  // The cheap refusals first, before a long verification; checked again under the lock.
+  if (existsSync(dataDir)) {
+    assertNoSystemRuns(dataDir);
+    assertRestorable(dataDir, options.force);
   }
   options.progress(`verifying ${from}`);
   const manifest = await verifyBackup(from);
@@ -42,17 +63,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lock = lockDataDir(dataDir);
   try {
-    const present = readdirSync(dataDir).filter((name) => !isLockFile(name) && name !== RESTORE_MARKER);
-    const interrupted = existsSync(path.join(dataDir, RESTORE_MARKER));
-    if ((present.length > 0 || interrupted) && !options.force) {
-      const shown = present.slice(0, 5).join(', ') + (present.length > 5 ? ', …' : '');
-      throw new BackupRefused(
-        'data_dir_not_empty',
-        interrupted
-          ? `${dataDir} holds an interrupted restore: run restore again with --force`
-          : `${dataDir} is not empty (${shown}): restore into an empty directory, or give --force to replace its data`,
-      );
-    }
+    const present = assertRestorable(dataDir, options.force);
     writeFileSync(path.join(dataDir, RESTORE_MARKER), `${new Date().toISOString()} restore of ${from}\n`, { mode: 0o600 });
     for (const name of present) rmSync(path.join(dataDir, name), { recursive: true, force: true });
     // The replay records of the data just removed must not answer for the restored data.
