@@ -9,7 +9,7 @@
 // (test/unit/cli-backup.test.ts "what it refuses").
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Api } from '../support/api';
@@ -222,6 +222,10 @@ describe('invoicing backup of a running system under write load, restored into a
     expect(JSON.parse(backupOutput.stdout)).toMatchObject({ to: backupDir, databases: ['invoicing.db'] });
     expect(backupOutput.stderr).toContain('invoicing backup: invoicing.db: changed during the copy; copying the rest in one step');
     expect(backupOutput.stderr).toMatch(/invoicing backup: done: \d+ files/);
+    // Nothing of the running process's own state (its locked edge.db and that file's WAL, sockets, pid).
+    const manifest = JSON.parse(readFileSync(path.join(backupDir, 'manifest.json'), 'utf8')) as { files: Array<{ path: string }> };
+    expect(manifest.files.map((f) => f.path).filter((p) => /^(edge\.db|runtime\.json|grpc\/|spool\/)/.test(p))).toEqual([]);
+    expect(manifest.files.map((f) => f.path)).toEqual(expect.arrayContaining(['invoicing.db', 'secrets.json']));
   });
 
   it('the restored system answers with the same credentials (tokens, secrets and data restored together)', async () => {

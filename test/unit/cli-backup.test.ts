@@ -88,7 +88,15 @@ describe('invoicing backup: what a backup carries', () => {
   beforeAll(async () => {
     dataDir = await dataDirWith(20);
     to = fresh('backup');
-    await backup(dataDir, to);
+    // As while the system runs: its edge state open, with a write in its WAL.
+    const running = new SqliteEdgeState(path.join(dataDir, 'edge.db'));
+    try {
+      await running.begin('scope', { fingerprint: 'f', owner: 'o', requestId: 'r' }, 5000);
+      expect(existsSync(path.join(dataDir, 'edge.db-wal'))).toBe(true);
+      await backup(dataDir, to);
+    } finally {
+      await running.close();
+    }
     manifest = manifestOf(to);
   });
 
@@ -110,7 +118,7 @@ describe('invoicing backup: what a backup carries', () => {
     expect(manifest.left_out.map((l) => l.path)).toEqual(['edge.db', 'grpc', 'runtime.json', 'spool']);
     expect(manifest.left_out.find((l) => l.path === 'edge.db')?.why).toMatch(/replay/);
     const carried = manifest.files.map((f) => f.path);
-    for (const absent of ['invoicing.db-wal', 'invoicing.db-shm', 'blobs/expenses/1/live/f2.1a2b.tmp']) expect(carried).not.toContain(absent);
+    for (const absent of ['invoicing.db-wal', 'invoicing.db-shm', 'edge.db-wal', 'blobs/expenses/1/live/f2.1a2b.tmp']) expect(carried).not.toContain(absent);
   });
 
   it('the database copy is whole and stands alone (no write-ahead log beside it)', async () => {

@@ -109,7 +109,9 @@ function filesToCopy(dataDir: string, databases: string[], leftOut: Set<string>)
       .flatMap((entry: Dirent) => {
         const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
         if (isPartialWrite(entry.name)) return [];
-        if (!prefix && (entry.name in LEFT_OUT || entry.name === RESTORE_MARKER || databases.includes(entry.name) || isDatabaseCompanion(entry.name, databases))) return [];
+        if (!prefix && (entry.name in LEFT_OUT || entry.name === RESTORE_MARKER || databases.includes(entry.name))) return [];
+        // Companions of the copied databases and of the left-out edge.db (its -wal while the system runs).
+        if (!prefix && isDatabaseCompanion(entry.name, [...databases, ...Object.keys(LEFT_OUT)])) return [];
         if (entry.isDirectory()) return walk(path.join(dir, entry.name), relative);
         if (entry.isFile()) return [relative];
         leftOut.add(relative); // sockets, links: not data this system writes
