@@ -185,6 +185,12 @@ describe('invoicing backup: what it refuses', () => {
     expect((await refusal(backup(dataDir, path.join(dataDir, 'backups', 'one')))).code).toBe('backup_inside_data_dir');
   });
 
+  it('a DATA_DIR being restored (or whose restore was interrupted)', async () => {
+    const dataDir = await dataDirWith(1);
+    writeFileSync(path.join(dataDir, RESTORE_MARKER), 'earlier');
+    expect((await refusal(backup(dataDir, fresh('backup')))).code).toBe('restore_in_progress');
+  });
+
   it('its test holds in production', () => {
     expect(() => holdsFromEnv({ INVOICING_BACKUP_TEST_HOLD_DIR: scratch, NODE_ENV: 'production' })).toThrow(BackupRefused);
   });

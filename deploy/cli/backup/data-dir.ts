@@ -86,6 +86,9 @@ export function assertEmbeddedDataDir(dataDir: string): void {
     .filter(Boolean)
     .join(', ');
   if (elsewhere) throw new BackupRefused('not_embedded_data_dir', `the system on ${dataDir} keeps ${elsewhere}, not in DATA_DIR: ${DISTRIBUTED_HINT}`);
+  if (existsSync(path.join(dataDir, RESTORE_MARKER))) {
+    throw new BackupRefused('restore_in_progress', `${dataDir} is being restored, or its restore was interrupted: its data is not whole`);
+  }
   if (!existsSync(path.join(dataDir, STORE_DATABASE))) {
     throw new BackupRefused('not_embedded_data_dir', `${dataDir} holds no ${STORE_DATABASE}, so no embedded system's data: ${DISTRIBUTED_HINT}`);
   }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync }
 import path from 'node:path';
 import { assertNoSystemRuns, BackupRefused, lockDataDir, RESTORE_MARKER } from './data-dir';
 import { DATA, verifyBackup } from './manifest';
-import { copyHashed } from './take';
+import { copyHashed, syncFile } from './take';
 
 export interface RestoreOptions {
   from: string;
@@ -82,7 +82,10 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
       bytes += copied.size;
       if ((index + 1) % 200 === 0) options.progress(`files: ${index + 1}/${manifest.files.length}`);
     }
+    // Every file was synced as written; the renames are made durable before the marker goes.
+    for (const dir of new Set(manifest.files.map((f) => path.dirname(path.join(dataDir, ...f.path.split('/')))))) syncFile(dir);
     rmSync(path.join(dataDir, RESTORE_MARKER));
+    syncFile(dataDir);
     options.progress(`done: ${manifest.files.length} files, ${bytes} bytes in ${dataDir}`);
     return { data_dir: dataDir, files: manifest.files.length, bytes, created_at: manifest.created_at, app_version: manifest.app_version };
   } finally {

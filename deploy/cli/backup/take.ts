@@ -11,7 +11,7 @@
 // the restored databases refers to them (an upload caught half-way is swept after the restore, as after
 // a crash).
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, Dirent, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, Dirent, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -39,6 +39,16 @@ export interface BackupSummary {
   left_out: string[];
 }
 
+/** fsync: the file's bytes (or a directory's entries) reach the disk. */
+export function syncFile(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Copies a file chunk by chunk, hashing what it wrote; null when the file is gone (deleted since it was listed). */
 export async function copyHashed(source: string, target: string): Promise<{ size: number; sha256: string } | null> {
   mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
@@ -53,6 +63,9 @@ export async function copyHashed(source: string, target: string): Promise<{ size
   });
   try {
     await pipeline(createReadStream(source), tap, createWriteStream(target, { mode: 0o600 }));
+    // On disk before the manifest (or the restore's end) says it is there: a crash cannot leave a
+    // backup that claims a file the disk lost.
+    syncFile(target);
   } catch (err) {
     rmSync(target, { force: true });
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -98,6 +111,7 @@ async function copyDatabase(source: string, target: string, options: BackupOptio
   } finally {
     copy.close();
   }
+  syncFile(target);
   options.progress(`${name}: copied`);
 }
 
@@ -169,8 +183,10 @@ export async function takeBackup(options: BackupOptions): Promise<BackupSummary>
       left_out: [...leftOut].sort().map((p) => ({ path: p, why: LEFT_OUT[p] ?? 'not a regular file' })),
     };
     writeFileSync(path.join(staging, MANIFEST), JSON.stringify({ ...body, checksum: manifestChecksum(body) }, null, 2) + '\n', { mode: 0o600 });
+    syncFile(path.join(staging, MANIFEST));
     if (existsSync(to)) rmSync(to, { recursive: true }); // empty (checked above)
     renameSync(staging, to);
+    syncFile(path.dirname(to));
     options.progress(`done: ${files.length} files, ${bytes} bytes in ${to}`);
     return { to, databases, files: files.length, bytes, left_out: body.left_out.map((l) => l.path) };
   } catch (err) {
