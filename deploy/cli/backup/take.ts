@@ -5,11 +5,11 @@
 // snapshot of each database as of one transaction. Then the files. Every file a database refers to
 // was written (renamed into place, whole) before the write that refers to it committed — an expense's
 // upload before the expense, a logo before the account names it — and no referenced file is ever
-// deleted or rewritten (logos and PDFs are content-addressed, expense files have fresh random keys;
-// only the sweeper deletes, and only files nothing refers to). So every file the snapshot refers to
-// still exists when the files are copied. Files written after the snapshot are copied too: nothing in
-// the restored databases refers to them (an upload caught half-way is swept after the restore, as after
-// a crash).
+// deleted or rewritten (logos are content-addressed, PDFs keyed by the ETag of what they print, expense
+// files have fresh random keys; only the sweeper deletes, and only files nothing refers to). So every
+// file the snapshot refers to still exists when the files are copied. Files written after the snapshot
+// are copied too: nothing in the restored databases refers to them (an upload caught half-way is swept
+// after the restore, as after a crash).
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, createWriteStream, Dirent, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
