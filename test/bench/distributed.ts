@@ -344,7 +344,7 @@ async function idleMillicores(servers: Server[], ms: number): Promise<Record<str
 // ---------------------------------------------------------------------------------------------
 // rounds
 
-type Key = 'chain GET' | 'distributed GET' | 'distributed POST';
+type Key = 'chain GET' | 'distributed GET' | 'distributed POST' | 'distributed POST no key';
 
 interface Slice extends Measurement {
   round: number;
@@ -405,6 +405,8 @@ async function round(index: number, engines: Engines, results: Results): Promise
       { key: 'chain GET', config: chain.get, servers: chain.servers, first: true },
       { key: 'distributed GET', config: d.get, servers: d.servers, first: true },
       { key: 'distributed POST', config: d.post, servers: d.servers, first: false },
+      // The same POST without a key: separates the idempotency layer's cost from the route's (as run.ts does).
+      { key: 'distributed POST no key', config: { ...d.post, keyPrefix: undefined }, servers: d.servers, first: false },
     ];
     for (const turn of turns) {
       log(`  warming ${turn.key}`);
@@ -466,7 +468,7 @@ const PROCESS_ORDER = ['gateway', ...serviceModules.map((m) => m.name), 'redis',
 function summarize(results: Results) {
   const { slices } = results;
   const sameCycle = (r: Slice, key: Key) => slices.find((b) => b.round === r.round && b.cycle === r.cycle && b.key === key);
-  const rows = (['chain GET', 'distributed GET', 'distributed POST'] as Key[])
+  const rows = (['chain GET', 'distributed GET', 'distributed POST', 'distributed POST no key'] as Key[])
     .filter((key) => slices.some((s) => s.key === key))
     .map((key) => {
       const all = slices.filter((s) => s.key === key);
@@ -555,7 +557,12 @@ function summarize(results: Results) {
     engines: results.enginesOwn ? 'started by the bench (pinned with the servers, CPU counted)' : 'given (shared, not pinned, CPU not counted)',
     settings: { rounds_planned: ROUNDS, rounds_done: results.roundsDone, cycles: CYCLES, slice_ms: SLICE_MS, connections: CONNECTIONS, issue_drafts: ISSUE_DRAFTS, issue_max_ms: ISSUE_MAX_MS },
     rows,
-    perProcess: { GET: perProcess('distributed GET'), POST: perProcess('distributed POST'), 'chain GET': perProcess('chain GET') },
+    perProcess: {
+      GET: perProcess('distributed GET'),
+      POST: perProcess('distributed POST'),
+      'POST no key': perProcess('distributed POST no key'),
+      'chain GET': perProcess('chain GET'),
+    },
     issues: issueRows,
     numbering: results.numbering,
     memory,
@@ -579,6 +586,7 @@ const LABEL: Record<Key, string> = {
   'chain GET': 'naive chain: node:http gateway → 1 unary grpc-js hop → trivial contacts process (6 processes)',
   'distributed GET': 'authenticated GET, distributed',
   'distributed POST': 'POST + Idempotency-Key, distributed',
+  'distributed POST no key': 'the same POST without a key, distributed (the route alone)',
 };
 
 function markdown(report: Report): string {
@@ -636,24 +644,24 @@ function markdown(report: Report): string {
       '− its idle CPU over the same time) ÷ Σ requests; "idle" is the CPU a process spends with no requests (outbox relays, consumers), measured before any load. Memory: resident MB of the process and its children ' +
       '(shared pages once) after start and after the round; peak = VmHWM of the Node process alone.',
     '',
-    `| process | idle millicores | GET µs/req | POST µs/req | issue µs/issue (1 client) | issue µs/issue (${CONNECTIONS} clients) | resident MB idle | after | peak MB |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| process | idle millicores | GET µs/req | POST µs/req | POST no key µs/req | issue µs/issue (1 client) | issue µs/issue (${CONNECTIONS} clients) | resident MB idle | after | peak MB |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...labels.map((label) => {
       const mem = memoryOf(label);
       return (
-        `| ${label} | ${fixed(mem?.idleMillicores ?? NaN)} | ${fixed(report.perProcess.GET[label])} | ${fixed(report.perProcess.POST[label])} | ${fixed(single?.cpuUsPerIssue[label] ?? NaN)} | ` +
+        `| ${label} | ${fixed(mem?.idleMillicores ?? NaN)} | ${fixed(report.perProcess.GET[label])} | ${fixed(report.perProcess.POST[label])} | ${fixed(report.perProcess['POST no key'][label])} | ${fixed(single?.cpuUsPerIssue[label] ?? NaN)} | ` +
         `${fixed(many?.cpuUsPerIssue[label] ?? NaN)} | ${fixed(mem?.idleMb ?? NaN)} | ${fixed(mem?.afterMb ?? NaN)} | ${fixed(mem?.peakMb ?? NaN)} |`
       );
     }),
     '',
     '## Sizing: millicores per 100 requests/s, per process',
     '',
-    '| process | idle | per 100 GET/s | per 100 POST/s | per 100 issues/s (1 client) | memory: resident MB after the round |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| process | idle | per 100 GET/s | per 100 POST/s | per 100 POST/s without a key | per 100 issues/s (1 client) | memory: resident MB after the round |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...labels.map(
       (label) =>
         `| ${label} | ${fixed(memoryOf(label)?.idleMillicores ?? NaN)} | ${sizing(report.perProcess.GET[label])} | ${sizing(report.perProcess.POST[label])} | ` +
-        `${sizing(single?.cpuUsPerIssue[label] ?? NaN)} | ${fixed(memoryOf(label)?.afterMb ?? NaN)} |`,
+        `${sizing(report.perProcess['POST no key'][label])} | ${sizing(single?.cpuUsPerIssue[label] ?? NaN)} | ${fixed(memoryOf(label)?.afterMb ?? NaN)} |`,
     ),
     '',
     `The naive chain's processes, per GET: ${Object.entries(report.perProcess['chain GET']).filter(([, us]) => us > 0).map(([label, us]) => `${label} ${fixed(us)} µs`).join(', ')}.`,
