@@ -3,7 +3,8 @@
 // API suites do), on real Redis, FerretDB, Kafka and MinIO — measured against a naive chain of the
 // same process count in the same run:
 //   - the authenticated GET and the idempotent POST of run.ts (GET /accounts/<id>/contacts/<id>,
-//     POST /accounts/<id>/contacts with a new Idempotency-Key each time), 50 connections;
+//     POST /accounts/<id>/contacts with a new Idempotency-Key each time), and the same POST without a
+//     key (the route alone: separates the idempotency layer's cost), 50 connections;
 //   - the naive chain: a node:http gateway process that forwards each GET over one plain unary grpc-js
 //     hop to the process that serves it in the real system (a trivial "contacts" handler returning the
 //     GET's own GetContactResponse, captured from the real contacts service), presents it, and four more
