@@ -17,6 +17,7 @@ module.exports = {
   // can take minutes to start on a busy 2-core CI machine. Only a failing test ever waits this long.
   testTimeout: 300_000,
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'contract-embedded', testMatch: ['<rootDir>/test/contract/**/*.embedded.test.ts'] },

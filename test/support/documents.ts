@@ -31,16 +31,14 @@ export async function createPurchaser(api: Api, base: string, name: string, emai
 /** A workspace whose legal identity is a Czech company (workspace currency CZK, locale cs) unless told otherwise. */
 export async function docsWorkspace(system: System, legalIdentity: object | null = CZ_SUPPLIER): Promise<DocsWorkspace> {
   const ws = await createWorkspace(system, 'ACME s.r.o.');
-  if (legalIdentity) await system.cli('workspace', 'set-legal-identity', '--workspace', String(ws.id), '--data', JSON.stringify(legalIdentity));
   const api = new Api(system.baseUrl, ws.pat);
   const base = `/api/v1/accounts/${ws.id}`;
-  return {
-    ...ws,
-    api,
-    base,
-    purchaser: await createPurchaser(api, base, 'Customer a.s.', 'ap@customer.example'),
-    purchaserNoMail: await createPurchaser(api, base, 'Silent Ltd'),
-  };
+  // The legal identity (a CLI process) is set while the purchasers are created: neither reads the other.
+  const [purchaser, purchaserNoMail] = await Promise.all([
+    createPurchaser(api, base, 'Customer a.s.', 'ap@customer.example').then(async (first) => [first, await createPurchaser(api, base, 'Silent Ltd')]),
+    legalIdentity ? system.cli('workspace', 'set-legal-identity', '--workspace', String(ws.id), '--data', JSON.stringify(legalIdentity)) : undefined,
+  ]).then(([ids]) => ids);
+  return { ...ws, api, base, purchaser, purchaserNoMail };
 }
 
 export const line = (unit_price: string | number = '100', vat_rate: string | number = '21', quantity: string | number = '1', name = 'Consulting') => ({

@@ -17,8 +17,11 @@ export async function createUser(system: System, email = uniqueEmail(), name = '
 
 export async function createWorkspace(system: System, name = 'ACME s.r.o.'): Promise<Workspace> {
   const owner = await createUser(system);
-  const { id } = await system.cli('workspace', 'create', '--owner', owner.email, '--name', name);
-  const { token } = await system.cli('token', 'create', '--kind', 'pat', '--user', owner.email, '--scopes', 'all');
+  // A personal token belongs to the user, not the workspace: both CLI calls (a process each) run at once.
+  const [{ id }, { token }] = await Promise.all([
+    system.cli('workspace', 'create', '--owner', owner.email, '--name', name),
+    system.cli('token', 'create', '--kind', 'pat', '--user', owner.email, '--scopes', 'all'),
+  ]);
   return { id, ownerEmail: owner.email, pat: token };
 }
 

@@ -6,6 +6,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -77,6 +78,26 @@ export interface StartOptions {
   proxy?: boolean;
   /** Distributed mode: each process sees only the credentials the chart gives its workload (onlyCredentialsOf). */
   leastPrivilege?: boolean;
+  /**
+   * A system of this file's own even without other options: for a file that restarts, kills or signals
+   * its processes, reads their output, or counts something across the whole system. Without it and
+   * without other options (but `mode`), a jest run hands out its shared system (shared-systems.ts).
+   */
+  private?: boolean;
+}
+
+/** The systems a jest run shares: one per mode, and one in cluster mode (the api-cluster project). */
+export type SharedKey = Mode | 'cluster';
+
+/** What a test file's process learns of a shared system (it runs in jest's parent process). */
+export interface SharedSystemInfo {
+  mode: Mode;
+  dataDir: string;
+  baseUrl: string;
+  baseUrls: string[];
+  cliEnv: Record<string, string>;
+  grpc: { services: Record<string, string>; admin: Record<string, string> };
+  replicaPorts: Record<string, number[]>;
 }
 
 /** Services run with two replicas in cluster mode (those present in deploy/modules.ts). */
@@ -202,12 +223,22 @@ function runCli(env: Record<string, string>, args: string[]): Promise<{ code: nu
   });
 }
 
+/** Runs the CLI and parses its JSON output; rejects with its stderr on failure. */
+async function cliJson(env: Record<string, string>, args: string[]): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const result = await runCli(env, args);
+  if (result.code !== 0) throw new Error(`invoicing ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return JSON.parse(result.stdout);
+}
+
 export function currentMode(): Mode {
   return (process.env.API_MODE as Mode) ?? 'embedded';
 }
 
 export async function startSystem(requested: StartOptions = {}): Promise<System> {
   const inCluster = process.env.API_CLUSTER === '1' && (requested.mode ?? currentMode()) === 'distributed';
+  const sharedUrl = process.env.SHARED_SYSTEMS_URL;
+  const needsOwn = Object.keys(requested).some((option) => option !== 'mode');
+  if (sharedUrl && !needsOwn) return attachShared(sharedUrl, inCluster ? 'cluster' : (requested.mode ?? currentMode()));
   const options = inCluster ? clusterDefaults(requested) : requested;
   const mode = options.mode ?? currentMode();
   let proxy: RoundRobinProxy | undefined;
@@ -324,11 +355,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
     output: () => procs.map((p) => p.output()).join(''),
     processes: () => procs.map((p) => ({ label: p.label, pid: p.child.pid! })),
     cliRaw: (...args) => runCli(cliEnv, args),
-    cli: async (...args) => {
-      const result = await runCli(cliEnv, args);
-      if (result.code !== 0) throw new Error(`invoicing ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
-      return JSON.parse(result.stdout);
-    },
+    cli: (...args) => cliJson(cliEnv, args),
     stop: async () => {
       for (const proc of [...procs].reverse()) await stopProcess(proc);
       await proxy?.close();
@@ -377,4 +404,51 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
     },
   };
   return system;
+}
+
+/** GETs a URL of the coordinator in jest's parent; no timeout of its own (the hook's bounds the start). */
+function getJson(url: string): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/**
+ * A handle on the run's shared system of `key` (started by the first file that asks). Its stop() does
+ * nothing: the run stops it at the end. What would disturb the other files using it fails loudly.
+ */
+async function attachShared(coordinator: string, key: SharedKey): Promise<System> {
+  const { status, body } = await getJson(`${coordinator}/systems/${key}`);
+  if (status !== 200) throw new Error(body.error ?? `shared ${key} system: ${status}`);
+  const info = body as SharedSystemInfo;
+  const notShared = (what: string) => () => {
+    throw new Error(`${what}: this file uses the run's shared ${key} system; pass { private: true } to startSystem for a system of its own`);
+  };
+  return {
+    mode: info.mode,
+    dataDir: info.dataDir,
+    baseUrl: info.baseUrl,
+    baseUrls: info.baseUrls,
+    cliEnv: info.cliEnv,
+    metricsUrls: {},
+    cliRaw: (...args) => runCli(info.cliEnv, args),
+    cli: (...args) => cliJson(info.cliEnv, args),
+    stop: async () => undefined,
+    grpcAddresses: () => info.grpc,
+    replicaPorts: (name) => info.replicaPorts[name] ?? [],
+    output: notShared('output()'),
+    restart: notShared('restart()'),
+    killGateway: notShared('killGateway()'),
+    killService: notShared('killService()'),
+    signalService: notShared('signalService()'),
+    terminateGateway: notShared('terminateGateway()'),
+  };
 }

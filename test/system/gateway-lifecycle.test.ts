@@ -82,7 +82,8 @@ describe('/readyz of a gateway reflects the gateway, not the worst backend', () 
   let system: System;
 
   beforeAll(async () => {
-    system = await startSystem({ mode: 'distributed' });
+    // Its own: it kills and stops services.
+    system = await startSystem({ mode: 'distributed', private: true });
   }, 300_000);
 
   afterAll(async () => {
