@@ -17,7 +17,9 @@ let api: Api;
 let bankId: number;
 
 beforeAll(async () => {
-  system = await startSystem();
+  // Private: its issued and paid documents queue PDF pre-renders (≈ 1 s of Chromium each) that a shared
+  // system would still be rendering while the next file runs (docs/testing.md).
+  system = await startSystem({ private: true });
   ws = await docsWorkspace(system);
   api = ws.api;
   await system.cli('plan', 'set', '--workspace', String(ws.id), '--cap', 'bank_accounts=100');
