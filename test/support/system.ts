@@ -445,6 +445,7 @@ async function attachShared(coordinator: string, key: SharedKey): Promise<System
     grpcAddresses: () => info.grpc,
     replicaPorts: (name) => info.replicaPorts[name] ?? [],
     output: notShared('output()'),
+    processes: notShared('processes()'),
     restart: notShared('restart()'),
     killGateway: notShared('killGateway()'),
     killService: notShared('killService()'),
