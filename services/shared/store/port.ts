@@ -49,9 +49,10 @@ export interface Collection<T extends StoredDoc> {
   update(doc: T): Promise<T>;
   /**
    * Bulk load for seeding and imports: inserts every document (version 1) in as few round trips as the
-   * engine allows. Not for documents that hold unique keys (their claims are per write): throws before
-   * writing anything if one does. Not atomic as a whole on every engine: a failure part-way may leave
-   * the documents written before it.
+   * engine allows, claiming their unique keys in bulk too (UniqueViolation when one is taken, DuplicateId
+   * when an id is). SQLite: one transaction, all or nothing. MongoDB: claims first, then the documents,
+   * then the claims settled; a failure withdraws the claims it made, but may leave documents written
+   * before it (no multi-document transactions) — a load is meant for a target nobody else writes to.
    */
   insertMany(docs: Array<Omit<T, 'version'>>): Promise<void>;
 }

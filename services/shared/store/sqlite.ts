@@ -175,7 +175,6 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
   }
 
   async insertMany(input: Array<Omit<T, 'version'>>): Promise<void> {
-    if (input.some((doc) => this.keysOf(doc as T).length > 0)) throw new Error(`${this.spec.name}: a document holds unique keys: insert it alone`);
     const insert = this.sql(`INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, ?)`);
     this.db.transaction(() => {
       for (const item of input) {
@@ -186,6 +185,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
           if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new DuplicateId(this.spec.name, doc.id);
           throw err;
         }
+        this.claimKeys(doc.id, this.keysOf(doc));
         this.search?.write(doc.id, doc as unknown as Record<string, unknown>, (text) => this.sql(text), false);
       }
     })();
