@@ -75,6 +75,11 @@ export interface StartOptions {
   proxy?: boolean;
   /** Distributed mode: each process sees only the credentials the chart gives its workload (onlyCredentialsOf). */
   leastPrivilege?: boolean;
+  /**
+   * Runs on the system's empty data before its first start, given where that data is (DATA_DIR, and
+   * MONGO_URL in the distributed mode): e.g. the seeding command.
+   */
+  beforeStart?: (target: { DATA_DIR: string; MONGO_URL?: string }) => Promise<void>;
 }
 
 /** Services run with two replicas in cluster mode (those present in deploy/modules.ts). */
@@ -224,6 +229,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
   let launch: () => Promise<void>;
   const services = new Map<string, Proc[]>();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
+  let target: { DATA_DIR: string; MONGO_URL?: string } = { DATA_DIR: dataDir };
 
   if (mode === 'embedded') {
     cliEnv = { DATA_DIR: dataDir, IDENTITY_ADMIN_ADDR: '' };
@@ -250,6 +256,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
       ...(options.env?.KAFKA_BROKERS ? {} : { KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.` }),
       ...extraEnv,
     };
+    target = { DATA_DIR: dataDir, MONGO_URL: shared.MONGO_URL };
     const tlsEnv = (identity: string): Record<string, string> => (options.tlsDirs ? { GRPC_TLS_DIR: options.tlsDirs[identity] } : {});
     launch = async () => {
       const addresses: Record<string, string> = {};
@@ -295,6 +302,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
       }
     };
   }
+  await options.beforeStart?.(target);
   await launch();
   const replicaOf = (name: string, replica: number): Proc => {
     const proc = services.get(name)?.[replica];
