@@ -23,10 +23,11 @@ export class PlanError extends Error {}
 /** Rows per workspace: the first gets `share` of `total`, at least `minimum` each; the others share the rest evenly. */
 export function spread(total: number, workspaces: number, share: number, minimum = 0): number[] {
   const others = workspaces - 1;
+  if (others === 0) return [total];
   const largest = Math.max(minimum, Math.min(Math.round(total * share), total - minimum * others));
   const rest = total - largest;
-  const base = others ? Math.floor(rest / others) : 0;
-  const extra = others ? rest % others : 0;
+  const base = Math.floor(rest / others);
+  const extra = rest % others;
   return [largest, ...Array.from({ length: others }, (_, i) => base + (i < extra ? 1 : 0))];
 }
 

@@ -190,6 +190,13 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
         expect((await c.get(12))?.code).toBe('B');
       });
 
+      it('getMany reads the documents of the ids that exist, in one call', async () => {
+        const c = items();
+        await c.insertMany([item(1), item(2), item(3)]);
+        expect((await c.getMany([3, 1, 9])).map((d) => [d.id, d.version]).sort()).toEqual([[1, 1], [3, 1]]);
+        expect(await c.getMany([])).toEqual([]);
+      });
+
       it('reserveIds takes a block of the counter that nextId continues after', async () => {
         const sequence = `bulk_${randomBytes(4).toString('hex')}`;
         expect(await store.nextId(sequence)).toBe(1);

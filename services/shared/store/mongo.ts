@@ -178,6 +178,7 @@ function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection
   return {
     insert: (doc) => guarded(() => collection.insert(doc)),
     get: (id) => guarded(() => collection.get(id)),
+    getMany: (ids) => guarded(() => collection.getMany(ids)),
     findOne: (where) => guarded(() => collection.findOne(where)),
     list: (query) => guarded(() => collection.list(query)),
     count: (where) => guarded(() => collection.count(where)),
@@ -383,6 +384,12 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
 
   async get(id: number): Promise<T | null> {
     return this.toDoc(await this.model.findById(id).lean());
+  }
+
+  async getMany(ids: number[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.model.find({ _id: { $in: ids } }).lean();
+    return rows.map((row) => this.toDoc(row as Record<string, unknown>) as T);
   }
 
   private filter(where: Where): Record<string, unknown> {

@@ -42,6 +42,8 @@ export interface Collection<T extends StoredDoc> {
   /** Inserts with version 1. Throws UniqueViolation when a unique key is taken, DuplicateId when the id is. */
   insert(doc: Omit<T, 'version'>): Promise<T>;
   get(id: number): Promise<T | null>;
+  /** The documents of these ids that exist, in no particular order: one round trip for a page's related records. */
+  getMany(ids: number[]): Promise<T[]>;
   findOne(where: Where): Promise<T | null>;
   list(query: ListQuery): Promise<T[]>;
   count(where: Where): Promise<number>;

@@ -197,6 +197,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
     return row ? (JSON.parse(row.doc) as T) : null;
   }
 
+  async getMany(ids: number[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const rows = this.sql(`SELECT doc FROM ${this.table} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Array<{ doc: string }>;
+    return rows.map((row) => JSON.parse(row.doc) as T);
+  }
+
   private whereSql(where: Where): { sql: string[]; params: Scalar[] } {
     const sql: string[] = [];
     const params: Scalar[] = [];
