@@ -8,8 +8,8 @@
 //   - `q` contact search over the workspace's 1M contacts: p50 over needles of every selectivity (target
 //     ≤ 50 ms), and `search` over its 200k expenses likewise;
 //   - start-up time (spawn → ready line) and resident memory of the embedded process on that data
-//     (target ≤ 250 MB RSS): the node process alone, as it runs (its Playwright worker thread included),
-//     without the Chromium processes it launches (docs/rendering.md sizes those).
+//     (target ≤ 250 MB RSS): the node process alone, as `npm start` runs it (its heap bounds, its
+//     Playwright worker thread), without the Chromium processes it launches (docs/rendering.md sizes those).
 //
 // Settings (arguments): --data-dir DIR (default .bench/volume-data: seeded when it holds no workspace),
 // --scale F (default 1: the plan below × F, for a quick run), --repeat N (default 30 requests per figure).
@@ -18,6 +18,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { embeddedNodeFlags } from '../../deploy/embedded/node-flags';
 import { readyProcess } from './ready';
 
 const root = path.resolve(__dirname, '../../..');
@@ -101,7 +102,8 @@ async function pageUrl(list: string, page: number, authorization: string): Promi
 async function main(): Promise<void> {
   const seed = seedIfEmpty();
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [dist('deploy/embedded/main.js')], {
+  // Started as `npm start` starts it: with the heap bounds of deploy/embedded/node-flags.ts.
+  const child: ChildProcess = spawn(process.execPath, [...embeddedNodeFlags(), dist('deploy/embedded/main.js')], {
     env: embeddedEnv({ DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'production', LOG_LEVEL: 'warn', RATE_LIMIT_GENERAL: '1000000000' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
