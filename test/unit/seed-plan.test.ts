@@ -4,6 +4,7 @@ import { amount, random } from '../../deploy/seed/fake';
 import { checkPlan, perWorkspace, PlanError, SeedPlan, spread } from '../../deploy/seed/plan';
 import { historyDate, invoice, legalEntity, workspace } from '../../deploy/seed/records';
 import { duration } from '../../deploy/seed/progress';
+import { embeddedNodeFlags } from '../../deploy/embedded/node-flags';
 
 const plan = (over: Partial<SeedPlan> = {}): SeedPlan => ({ workspaces: 4, contacts: 100, invoices: 40, expenses: 10, largestShare: 0.5, seed: 1, batch: 1000, ...over });
 
@@ -65,5 +66,14 @@ describe('the made-up data', () => {
     expect(dates[9] < '2026-06-30').toBe(true);
     expect(dates[0] >= '2023-07-01').toBe(true);
     expect(duration(3725)).toBe('1h 02m');
+  });
+});
+
+describe('the embedded process heap bounds (deploy/embedded/node-flags.ts)', () => {
+  it('bound the old generation at 160 MB by default, EMBEDDED_HEAP_MB otherwise, and refuse nonsense', () => {
+    expect(embeddedNodeFlags({})).toEqual(['--max-old-space-size=160', '--max-semi-space-size=4']);
+    expect(embeddedNodeFlags({ EMBEDDED_HEAP_MB: '512' })[0]).toBe('--max-old-space-size=512');
+    expect(() => embeddedNodeFlags({ EMBEDDED_HEAP_MB: '12' })).toThrow(/at least 64/);
+    expect(() => embeddedNodeFlags({ EMBEDDED_HEAP_MB: 'lots' })).toThrow(/EMBEDDED_HEAP_MB/);
   });
 });
