@@ -2062,7 +2062,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A service the operation needs is unavailable or overloaded (`service_unavailable`, `idempotency_unavailable`); retry after `Retry-After` seconds with the same Idempotency-Key. */
+        /** @description A service the operation needs is unavailable or overloaded (`service_unavailable`, `idempotency_unavailable`; `issuing_overloaded` when too many issues of one numbering sequence, or credit notes of one invoice, are already waiting — refused at once, nothing applied); retry after `Retry-After` seconds with the same Idempotency-Key. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -19,6 +19,12 @@ Output:
   {"error":{"code","message"}}. Codes: the system's refusal (e.g. email_taken), unreachable (an address
   where nothing answers), no_running_system, address_not_set, or the usage mistake (unknown_option, …).
 
+Backup and restore (embedded DATA_DIR only; they read --data-dir, not runtime.json's addresses):
+  invoicing backup --data-dir DIR --to NEW_DIR    online copy while the system runs; progress on stderr
+  invoicing restore --from BACKUP --data-dir DIR  verifies the backup first; refuses a running system and
+                                                  a non-empty DIR (unless --force)
+  A distributed system is backed up with its engines' tools (docs/operations.md "Backup and restore").
+
 Passwords are never needed on the command line: "user create" prompts for one on a terminal, or
 reads it from standard input with --password-stdin (printf '%s' "$PASSWORD" | invoicing user create …).
 `;

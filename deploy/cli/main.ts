@@ -16,6 +16,10 @@ import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { connectAdmin } from '../../gateway/clients';
 import { repoRoot } from '../../services/shared/paths';
+import { BackupRefused } from './backup/data-dir';
+import { holdsFromEnv } from './backup/holds';
+import { restoreBackup } from './backup/restore';
+import { takeBackup } from './backup/take';
 import { ENVIRONMENT_HELP } from './help';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
 import { readNewPassword } from './password';
@@ -116,7 +120,7 @@ class UsageError extends Error {
 }
 
 export const program = new Command('invoicing')
-  .description('Administer a running invoicing system: users, workspaces, plans, tokens, contacts, cash registers')
+  .description('Administer a running invoicing system: users, workspaces, plans, tokens, contacts, cash registers; back up and restore an embedded DATA_DIR')
   .option('-V, --version', 'print the version')
   .option('--json', 'print errors (and --version) as JSON too')
   .addHelpText('after', ENVIRONMENT_HELP)
@@ -294,6 +298,36 @@ group(program, 'cash-register', 'cash registers (the API creates bank accounts o
     print({ id: bank_account!.id, name: bank_account!.name, account_type: 'cash' });
   });
 
+/** Progress of backup and restore: stderr, so that stdout stays the one JSON object. */
+const progressOn = (command: string) => (line: string) => process.stderr.write(`invoicing ${command}: ${line}\n`);
+
+program
+  .command('backup')
+  .description('copy an embedded DATA_DIR consistently while the system runs (SQLite online backup, then files)')
+  .requiredOption('--data-dir <dir>', "the embedded system's DATA_DIR")
+  .requiredOption('--to <path>', 'a new (or empty) directory for the backup')
+  .option('--pages-per-step <n>', 'database pages copied per step (progress is reported per step)', '1000')
+  .action(async (o) => {
+    print(
+      await takeBackup({
+        dataDir: o.dataDir,
+        to: o.to,
+        pagesPerStep: parsePositiveId(o.pagesPerStep, '--pages-per-step'),
+        appVersion: version(),
+        progress: progressOn('backup'),
+        hold: holdsFromEnv(),
+      }),
+    );
+  });
+
+program
+  .command('restore')
+  .description('restore a backup into a DATA_DIR on which no system runs; verifies the whole backup first')
+  .requiredOption('--from <path>', 'a directory written by invoicing backup')
+  .requiredOption('--data-dir <dir>', 'the DATA_DIR to restore into (empty, or give --force)')
+  .option('--force', 'replace what the DATA_DIR holds')
+  .action(async (o) => print(await restoreBackup({ from: o.from, dataDir: o.dataDir, force: Boolean(o.force), progress: progressOn('restore') })));
+
 program
   .usage('[options] <command>')
   .argument('[command]')
@@ -326,7 +360,7 @@ function transportReason(err: RemoteCallError): string {
 function describeFailure(err: unknown): { code: string; message: string; exitCode: number } {
   if (err instanceof CommanderError) return { code: snakeCase(err.code), message: err.message.replace(/^error: /, ''), exitCode: 2 };
   if (err instanceof UsageError) return { code: err.code, message: err.message, exitCode: 2 };
-  if (err instanceof SetupError) return { code: err.code, message: err.message, exitCode: 1 };
+  if (err instanceof SetupError || err instanceof BackupRefused) return { code: err.code, message: err.message, exitCode: 1 };
   if (err instanceof RemoteCallError && called && unreachable(err)) {
     const { peer, address, source } = called;
     return { code: 'unreachable', message: `cannot reach ${PEERS[peer].what} at ${address} (from ${source}): ${transportReason(err)}`, exitCode: 1 };

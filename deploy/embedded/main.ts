@@ -5,7 +5,7 @@
 // (DATA_DIR/grpc, 0700/0600) for the CLI, found in DATA_DIR/runtime.json: no gRPC port on TCP, so no other
 // local account reaches the services or the admin services. Data in DATA_DIR (SQLite) unless engine URLs
 // are configured.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bindAdapters } from '../../services/shared/adapters';
 import { FsBlobStore } from '../../services/shared/blobs/fs';
@@ -23,6 +23,7 @@ import { readEdgeConfig } from '../../gateway/edge/config';
 import { readDrainOptions } from '../../gateway/http/lifecycle';
 import { readUploadOptions } from '../../gateway/http/spool';
 import { createGateway } from '../../gateway/server';
+import { RESTORE_MARKER } from '../cli/backup/data-dir';
 import { serviceModules } from '../modules';
 
 async function main(): Promise<void> {
@@ -32,6 +33,10 @@ async function main(): Promise<void> {
   const { int, str, optional } = readEnv();
   const dataDir = path.resolve(str('DATA_DIR', '.data'));
   const port = int('PORT', 8080);
+  // `invoicing restore` is writing this directory, or was interrupted: its data is not whole.
+  if (existsSync(path.join(dataDir, RESTORE_MARKER))) {
+    throw new ConfigError(`a restore into ${dataDir} is in progress or was interrupted (${RESTORE_MARKER}): let it finish, or run invoicing restore again with --force`);
+  }
   const engines = readEngineUrls();
   const secrets = loadSecrets(dataDir);
   // One registry and one /metrics (METRICS_PORT) for every service and the gateway of this process.
@@ -93,7 +98,13 @@ async function main(): Promise<void> {
   const boundPort = typeof address === 'object' && address ? address.port : port;
   if (adapters.blobs instanceof FsBlobStore) adapters.blobs.setBaseUrl(optional('PUBLIC_URL') ?? `http://127.0.0.1:${boundPort}`);
   // The admin CLI finds the running system through this file.
-  writeFileSync(path.join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses }, null, 2), { mode: 0o600 });
+  // `engines`: where the data is, for `invoicing backup` (which copies only what DATA_DIR holds).
+  const kept = { store: engines.mongoUrl ? 'mongo' : 'sqlite', blobs: engines.minio ? 'minio' : 'fs', edge: engines.redisUrl ? 'redis' : 'sqlite' };
+  writeFileSync(
+    path.join(dataDir, 'runtime.json'),
+    JSON.stringify({ pid: process.pid, port: boundPort, services: addresses, admin: adminAddresses, engines: kept }, null, 2),
+    { mode: 0o600 },
+  );
 
   const admin = connectAdmin(adminAddresses.identity);
   const demo = await admin.bootstrap({ email: 'demo@example.com', password: 'demo-password' });

@@ -30,7 +30,9 @@ export const HTTP_STATUS_OF_GRPC: Record<number, number> = {
   [GrpcStatus.UNAUTHENTICATED]: 401,
   // Services raise RESOURCE_EXHAUSTED only for plan limits; rate limits are the gateway's own 429.
   [GrpcStatus.RESOURCE_EXHAUSTED]: 402,
+  // Also a service shedding load at once (`issuing_overloaded`: its queue is full), with its Retry-After.
   [GrpcStatus.UNAVAILABLE]: 503,
+  // Past the caller's deadline (the call timed out, or the service dropped it unapplied: grpc/deadline.ts).
   [GrpcStatus.DEADLINE_EXCEEDED]: 504,
   [GrpcStatus.CANCELLED]: 503,
 };

@@ -12,6 +12,7 @@ import { documentsStore } from './adapters/documents-store';
 import { GrpcDirectory } from './adapters/grpc-directory';
 import { consumeMailOutcomes } from './adapters/mail-outcomes';
 import { documentsOutbox } from './adapters/outbox-relay';
+import { ADMISSION_DEFAULTS } from './domain/admission';
 import { DocumentsContext } from './domain/context';
 import { Documents } from './domain/documents';
 import { Lifecycle } from './domain/lifecycle';
@@ -32,6 +33,15 @@ export const documentsModule: ServiceModule = {
       ids: { eventId: () => randomUUID() },
       signal: relay,
       mailRecipientsPerDayDefault: readEnv().int('MAIL_RECIPIENTS_PER_DAY_DEFAULT', DEFAULT_MAIL_RECIPIENTS_PER_DAY),
+      // Issuing at volume (docs/documents.md "Issuing at volume"): drafts numbered per batch, and how
+      // many may wait per sequence (or per invoice, for credit reservations) before 503 issuing_overloaded.
+      hooks: { maxBatch: Math.max(1, readEnv().int('ISSUE_BATCH_MAX', 100)), maxWaiting: Math.max(1, readEnv().int('ISSUE_QUEUE_MAX', 500)) },
+      // Which issues start at all: refused at once (503) unless those admitted ahead leave them time (admission.ts).
+      admission: {
+        maxInFlight: Math.max(1, readEnv().int('ISSUE_ADMIT_MAX', ADMISSION_DEFAULTS.maxInFlight)),
+        initialInFlight: Math.max(1, readEnv().int('ISSUE_ADMIT_INITIAL', ADMISSION_DEFAULTS.initialInFlight)),
+        marginMs: Math.max(0, readEnv().int('ISSUE_ADMIT_MARGIN_MS', ADMISSION_DEFAULTS.marginMs)),
+      },
     });
     const cursors = new CursorCodec(secrets.cursorSecret);
     relay.start();

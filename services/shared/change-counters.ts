@@ -9,7 +9,7 @@
 // Counters live in the shared document store (collection `change_counters_<scope>`, id = the record's
 // id, the counter = the store's own `version`), so they need no engine of their own and cost one point
 // read. They are the one kind of record two services share: written only by the owner, read by others.
-import { Collection, DocumentStore, DuplicateId, mutate, StoredDoc } from './store/port';
+import { Collection, DocumentStore, StoredDoc } from './store/port';
 
 /** What is counted: documents (documents service), workspaces (identity service). */
 export type CounterScope = 'documents' | 'accounts';
@@ -32,18 +32,8 @@ export function storeChangeCounters(store: DocumentStore): ChangeCounters {
   };
   return {
     async bump(scope, id) {
-      const counters = collection(scope);
-      for (;;) {
-        // The store's compare-and-set update raises `version` by one: the counter.
-        if (await mutate(counters, id, (c) => ({ ...c }))) return;
-        try {
-          await counters.insert({ id });
-          return;
-        } catch (err) {
-          // Another writer inserted it first: bump that one.
-          if (!(err instanceof DuplicateId)) throw err;
-        }
-      }
+      // The store raises the counter document's `version` by one atomically: the counter.
+      await collection(scope).increment(id);
     },
     async read(scope, id) {
       return (await collection(scope).get(id))?.version ?? 0;
@@ -66,6 +56,7 @@ export function countingWrites<T extends StoredDoc>(collection: Collection<T>, c
     count: (where) => collection.count(where),
     insert: (doc) => collection.insert(doc),
     insertMany: (docs) => collection.insertMany(docs),
+    increment: (id) => collection.increment(id),
     async update(doc) {
       const written = await collection.update(doc);
       await counters.bump(scope, written.id);

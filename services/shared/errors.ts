@@ -10,6 +10,8 @@ export type ErrorKind =
   | 'unauthenticated'
   | 'resource_exhausted'
   | 'unavailable'
+  /** The caller's deadline passed before the work began: dropped unapplied (services/shared/grpc/deadline.ts). */
+  | 'deadline_exceeded'
   | 'internal';
 
 export class DomainError extends Error {

@@ -3,6 +3,9 @@
 // is complete (closed loop). Far cheaper per request than node:http's client, so it does not become
 // the bottleneck of the fastest baseline. Prints "measure-start" / "measure-end" lines (run.ts samples
 // CPU counters on them) and finally one JSON line with the result.
+// With `paths` (e.g. one draft per issue), each request takes the next path and a connection ends when
+// none is left; the measured window then runs until the last answer, and every request sent in it is
+// counted, however long it took (a slow issue is a result, not something to cut off).
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 
@@ -10,10 +13,19 @@ export interface LoadConfig {
   port: number;
   method: 'GET' | 'POST';
   path: string;
+  /** Each request takes the next of these instead of `path`; sending stops when none is left or the window ends. */
+  paths?: string[];
   headers: Record<string, string>;
   body?: string;
   /** POST: every request gets `Idempotency-Key: <prefix><n>` (a new key each time). */
   keyPrefix?: string;
+  /**
+   * Count every answer that arrives in the window, also to a request sent before it. By default only
+   * requests sent in the window count, which misses the first p50 of the window: negligible for 1 s
+   * slices of millisecond requests, everything for requests slower than the slice (a distributed POST
+   * under 50 connections). Closed loop in steady state: answers per second is the throughput.
+   */
+  answersInWindow?: boolean;
   connections: number;
   warmupMs: number;
   durationMs: number;
@@ -22,6 +34,8 @@ export interface LoadConfig {
 export interface LoadResult {
   requests: number;
   rps: number;
+  /** The measured window: `durationMs`, or with `paths` from its start to the last answer. */
+  measuredMs: number;
   p50Ms: number;
   p99Ms: number;
   statuses: Record<string, number>;
@@ -37,15 +51,17 @@ function percentile(sorted: Float64Array, p: number): number {
 
 export function runLoad(config: LoadConfig, signal: (line: string) => void = () => undefined): Promise<LoadResult> {
   const fixedHead =
-    `${config.method} ${config.path} HTTP/1.1\r\nHost: 127.0.0.1:${config.port}\r\n` +
+    ` HTTP/1.1\r\nHost: 127.0.0.1:${config.port}\r\n` +
     Object.entries(config.headers)
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('');
   const body = config.body ?? '';
   const bodyLength = Buffer.byteLength(body);
   let sequence = 0;
+  let nextPath = 0;
+  const hasNext = () => !config.paths || nextPath < config.paths.length;
   const nextRequest = (): string => {
-    let head = fixedHead;
+    let head = `${config.method} ${config.paths ? config.paths[nextPath++] : config.path}${fixedHead}`;
     if (config.keyPrefix !== undefined) head += `Idempotency-Key: ${config.keyPrefix}${sequence++}\r\n`;
     if (config.method === 'POST') head += `Content-Type: application/json\r\nContent-Length: ${bodyLength}\r\n`;
     return head + '\r\n' + body;
@@ -60,10 +76,13 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
   let socketErrors = 0;
   let inMeasure = false;
   let phase: 'warmup' | 'measure' | 'over' = 'warmup';
+  let measureBegan = measureStart;
+  let lastAnswer = measureStart;
   const beginMeasure = () => {
     if (phase !== 'warmup') return;
     phase = 'measure';
     inMeasure = true;
+    measureBegan = performance.now();
     signal('measure-start');
   };
   const endMeasure = () => {
@@ -74,7 +93,8 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
     signal('measure-end');
   };
   const startTimer = setTimeout(beginMeasure, config.warmupMs);
-  const endTimer = setTimeout(endMeasure, config.warmupMs + config.durationMs);
+  // With paths, the window closes at the last answer (done() below); the timer only stops sending.
+  const endTimer = config.paths ? undefined : setTimeout(endMeasure, config.warmupMs + config.durationMs);
 
   return new Promise((resolve) => {
     let open = config.connections;
@@ -84,9 +104,11 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
       clearTimeout(endTimer);
       endMeasure(); // the last connection may close a hair before the end timer fires
       const sorted = latencies.slice(0, measured).sort();
+      const measuredMs = config.paths ? Math.max(1, lastAnswer - measureBegan) : config.durationMs;
       resolve({
         requests: measured,
-        rps: measured / (config.durationMs / 1000),
+        rps: measured / (measuredMs / 1000),
+        measuredMs,
         p50Ms: percentile(sorted, 50),
         p99Ms: percentile(sorted, 99),
         statuses,
@@ -100,6 +122,7 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
       let sentAt = 0;
       let closed = false;
       const send = () => {
+        if (!hasNext()) return void socket.end();
         sentAt = performance.now();
         socket.write(nextRequest());
       };
@@ -118,7 +141,8 @@ export function runLoad(config: LoadConfig, signal: (line: string) => void = () 
           if (pending.length < total) return;
           pending = pending.subarray(total);
           const now = performance.now();
-          if (inMeasure && sentAt >= measureStart) {
+          if (inMeasure && (sentAt >= measureStart || config.answersInWindow)) {
+            lastAnswer = now;
             if (measured === latencies.length) {
               const grown = new Float64Array(latencies.length * 2);
               grown.set(latencies);

@@ -29,21 +29,19 @@
 // BENCH_SLICE_MS (1000 measured per slice, after BENCH_SLICE_WARMUP_MS 300), BENCH_WARMUP_MS (4000
 // for a process's first workload; BENCH_REWARM_MS 1500 for its others), BENCH_CONNECTIONS (50),
 // BENCH_BUDGET_S (300), REDIS_URL (use this Redis instead of starting one).
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import { ContactsServiceService, GetContactResponse } from '../../gen/invoicing/contacts/v1/contacts';
 import type { LoadConfig, LoadResult } from './load';
 import { Proc, readyProcess } from './ready';
-import { cpuTicks, SystemTicks, systemTicks } from './proc-stats';
+import {
+  benchRoot as root, contactMessage, dist, envNumber as env, fixed, freePort, killChildren, logger, measure, Measurement, median, onInterrupt, pinning,
+  quartile, SERVER_CORE, shuffle, spawnPinned, stop,
+} from './harness';
 
-const root = path.resolve(__dirname, '../../..');
-const dist = (file: string) => path.join(root, 'dist', file);
-const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const ROUNDS = env('BENCH_ROUNDS', 3);
 const CYCLES = env('BENCH_CYCLES', 4);
 const SLICE_MS = env('BENCH_SLICE_MS', 1000);
@@ -58,117 +56,14 @@ const NOISY_OTHER_PCT = 15;
 const began = Date.now();
 const work = mkdtempSync(path.join(os.tmpdir(), 'invoicing-bench-'));
 
-const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - began) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+const log = logger(began);
+onInterrupt(() => rmSync(work, { recursive: true, force: true }));
 
 // ---------------------------------------------------------------------------------------------
 // processes
 
-const pinning = (() => {
-  if (os.cpus().length < 2) return false;
-  try {
-    execFileSync('taskset', ['-c', '0', 'true']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const SERVER_CORE = '0';
-const LOAD_CORE = '1';
-
-/** Every process the bench started and that still runs: stopped by PID if the bench fails or is interrupted. */
-const children = new Set<ChildProcess>();
-
-function spawnPinned(core: string, command: string, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
-  const [cmd, argv] = pinning ? ['taskset', ['-c', core, command, ...args]] : [command, args];
-  const child = spawn(cmd, argv, { env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-function killChildren(): void {
-  for (const child of children) child.kill('SIGKILL');
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    killChildren();
-    rmSync(work, { recursive: true, force: true });
-    process.exit(130);
-  });
-}
-
 function startServer(label: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Proc> {
   return readyProcess(spawnPinned(SERVER_CORE, process.execPath, args, extraEnv), label);
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-
-// ---------------------------------------------------------------------------------------------
-// load
-
-interface Measurement {
-  load: LoadResult;
-  /** Server-side CPU (all server processes, Redis included) per request, in µs. */
-  serverCpuUsPerRequest: number;
-  loadgenCpuPct: number;
-  stealPct: number;
-  otherCpuPct: number;
-}
-
-function measure(config: LoadConfig, serverPids: number[]): Promise<Measurement> {
-  return new Promise((resolve, reject) => {
-    const child = spawnPinned(LOAD_CORE, process.execPath, [dist('test/bench/load.js'), JSON.stringify(config)]);
-    let out = '';
-    let atStart: { server: number; load: number; sys: SystemTicks } | undefined;
-    let atEnd: typeof atStart;
-    const sample = () => ({
-      server: serverPids.reduce((sum, pid) => sum + cpuTicks(pid), 0),
-      load: cpuTicks(child.pid!),
-      sys: systemTicks(),
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), config.warmupMs + config.durationMs + 30_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (!atStart && out.includes('measure-start\n')) atStart = sample();
-      if (!atEnd && out.includes('measure-end\n')) atEnd = sample();
-    });
-    child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      const line = out.split('\n').find((l) => l.startsWith('{"result"'));
-      if (!line || !atStart || !atEnd) return reject(new Error(`load generator failed (${code}): ${out.slice(-500)}`));
-      const load = (JSON.parse(line) as { result: LoadResult }).result;
-      const serverTicks = atEnd.server - atStart.server;
-      const loadTicks = atEnd.load - atStart.load;
-      const total = atEnd.sys.total - atStart.sys.total;
-      const pct = (ticks: number) => (total > 0 ? (100 * ticks) / total : NaN);
-      resolve({
-        load,
-        serverCpuUsPerRequest: load.requests ? (serverTicks * 10_000) / load.requests : NaN,
-        loadgenCpuPct: (100 * loadTicks) / (config.durationMs / 10), // % of one core
-        stealPct: pct(atEnd.sys.steal - atStart.sys.steal),
-        otherCpuPct: pct(atEnd.sys.busy - atStart.sys.busy - serverTicks - loadTicks),
-      });
-    });
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -329,13 +224,6 @@ interface Unloaded {
   load: LoadResult;
 }
 
-const median = (values: number[]) => {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (!sorted.length) return NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const keyOf = (slice: { setup: SetupName; workload: WorkloadName }) => `${slice.setup} ${slice.workload}`;
 
 const LABEL: Record<string, string> = {
@@ -424,12 +312,6 @@ function summarize(slices: Slice[], unloaded: Unloaded[], roundsDone: number, no
   };
 }
 
-function quartile(values: number[], q: number): number {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
 function markdown(report: ReturnType<typeof summarize>): string {
   const { settings } = report;
   const lines = [
@@ -483,29 +365,9 @@ function markdown(report: ReturnType<typeof summarize>): string {
 // ---------------------------------------------------------------------------------------------
 
 /** The GetContactResponse the measured GET's gRPC call receives, encoded (asked directly over gRPC). */
-async function captureContact(probe: Started): Promise<Buffer> {
+function captureContact(probe: Started): Promise<Buffer> {
   const runtime = JSON.parse(readFileSync(path.join(probe.dataDir!, 'runtime.json'), 'utf8')) as { services: Record<string, string> };
-  const Client = grpc.makeGenericClientConstructor(ContactsServiceService, 'invoicing.contacts.v1.ContactsService');
-  const client = new Client(runtime.services.contacts, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
-    getContact(req: unknown, cb: (err: grpc.ServiceError | null, res: GetContactResponse) => void): void;
-  };
-  try {
-    const reply = await new Promise<GetContactResponse>((resolve, reject) =>
-      client.getContact({ tenant: { account_id: probe.accountId, livemode: true }, id: probe.contactId }, (err, res) => (err ? reject(err) : resolve(res))),
-    );
-    return Buffer.from(GetContactResponse.encode(reply).finish());
-  } finally {
-    client.close();
-  }
-}
-
-function shuffle<T>(items: T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
+  return contactMessage(runtime.services.contacts, probe.accountId!, probe.contactId!);
 }
 
 async function main(): Promise<void> {

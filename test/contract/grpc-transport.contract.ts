@@ -137,6 +137,15 @@ export function describeGrpcTransportContract(name: string, open: () => Transpor
         expect(Date.now() - started).toBeGreaterThanOrEqual(90);
         release?.();
       });
+
+      it("the caller's deadline, earlier than the call's own timeout, ends the call and reaches the handler as ctx.deadline", async () => {
+        const deadline = Date.now() + 150;
+        await expect(gateway.getExpense({ tenant, id: 504 }, { timeoutMs: 10_000, deadline })).rejects.toMatchObject({ status: grpc.status.DEADLINE_EXCEEDED });
+        release?.();
+        // grpc-js sends a relative timeout, read back on receipt: the same end within transit time.
+        expect(seen.ctx?.deadline).toBeGreaterThan(deadline - 1000);
+        expect(seen.ctx?.deadline).toBeLessThanOrEqual(deadline + 50);
+      });
     });
 
     describe('server-streaming', () => {

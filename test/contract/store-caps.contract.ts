@@ -41,6 +41,7 @@ function heldAtInsert(store: ContactsStore, latch: { arrive(): Promise<void> }):
     count: (where) => inner.count(where),
     update: (doc) => inner.update(doc),
     insertMany: (docs) => inner.insertMany(docs),
+    increment: (id) => inner.increment(id),
     getMany: (ids) => inner.getMany(ids),
   };
   return { ...store, bankAccounts };

@@ -305,6 +305,32 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
       });
     });
 
+    describe('increment (counters kept as a version)', () => {
+      it('creates a missing document at version 1, then raises its version by one, readable at once', async () => {
+        const c = store.collection<StoredDoc>({ name: collectionName() });
+        expect(await c.increment(7)).toBe(1);
+        expect(await c.get(7)).toEqual({ id: 7, version: 1 });
+        expect(await c.increment(7)).toBe(2);
+        expect((await c.get(7))?.version).toBe(2);
+        expect(await c.get(8)).toBeNull();
+      });
+
+      it('is atomic: 20 concurrent increments, missing document included, give 1..20 each once', async () => {
+        const c = store.collection<StoredDoc>({ name: collectionName() });
+        const values = await Promise.all(Array.from({ length: 20 }, () => c.increment(3)));
+        expect(values.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+        expect((await c.get(3))?.version).toBe(20);
+      });
+
+      it('moves a compare-and-set token: an update from the version read before an increment conflicts', async () => {
+        const c = store.collection<StoredDoc>({ name: collectionName() });
+        await c.increment(1);
+        const read = (await c.get(1))!;
+        await c.increment(1);
+        await expect(c.update(read)).rejects.toBeInstanceOf(VersionConflict);
+      });
+    });
+
     it('nextId is atomic and strictly increasing per sequence', async () => {
       const seq = `seq_${randomBytes(4).toString('hex')}`;
       const ids = await Promise.all(Array.from({ length: 25 }, () => store.nextId(seq)));

@@ -55,6 +55,8 @@ export interface System {
   metricsUrls: Record<string, string>;
   /** Everything the running processes wrote to stdout so far (their JSON log lines). */
   output(): string;
+  /** The running processes by label (embedded system; identity, contacts, …, gateway 0), for benches reading /proc. */
+  processes(): Array<{ label: string; pid: number }>;
 }
 
 export interface StartOptions {
@@ -113,6 +115,7 @@ function freePort(): Promise<number> {
 
 export interface Proc {
   child: ChildProcess;
+  label: string;
   port: number;
   /** The admin port a service process reported, if it has admin services. */
   adminPort?: number;
@@ -159,7 +162,7 @@ export function startProcess(script: string, env: Record<string, string>, label:
       if (line) {
         clearTimeout(timer);
         const ready = JSON.parse(line) as { port: number; admin_port?: number };
-        resolve({ child, port: ready.port, adminPort: ready.admin_port, output: () => out, errorOutput: () => err });
+        resolve({ child, label, port: ready.port, adminPort: ready.admin_port, output: () => out, errorOutput: () => err });
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -327,6 +330,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
     },
     metricsUrls,
     output: () => procs.map((p) => p.output()).join(''),
+    processes: () => procs.map((p) => ({ label: p.label, pid: p.child.pid! })),
     cliRaw: (...args) => runCli(cliEnv, args),
     cli: async (...args) => {
       const result = await runCli(cliEnv, args);

@@ -8,7 +8,7 @@ import { domain, Domain, errorCode, line, tempDbFile, tenant } from './documents
 function onceAfterReserve(race: (pending: PendingNumber) => Promise<void>) {
   let fired = false;
   return {
-    afterReserve: async (pending: PendingNumber) => {
+    afterReserve: async ([pending]: PendingNumber[]) => {
       if (fired) return;
       fired = true;
       await race(pending);

@@ -56,7 +56,7 @@ export function tempDbFile(): string {
 }
 
 /** A domain instance; several over the same file behave like replicas of the service. */
-export function domain(file = tempDbFile(), hooks?: NumberingHooks, extra: Pick<DocumentsDeps, 'mailAllowanceHooks' | 'mailRecipientsPerDayDefault'> = {}): Domain {
+export function domain(file = tempDbFile(), hooks?: NumberingHooks, extra: Pick<DocumentsDeps, 'mailAllowanceHooks' | 'mailRecipientsPerDayDefault' | 'admission'> = {}): Domain {
   const store = new SqliteDocumentStore(file);
   const directory = new FakeDirectory();
   // 2026-03-15 10:00 UTC when the domain is made, then running in real time.
@@ -69,6 +69,9 @@ export function domain(file = tempDbFile(), hooks?: NumberingHooks, extra: Pick<
     ids: { eventId: () => randomUUID() },
     hooks: { pendingGraceMs: 100, ...hooks },
     ...extra,
+    // Admission (its own rule, test/unit/documents-admission.test.ts) does not cap the numbering tests'
+    // cold bursts of concurrent issues.
+    admission: { initialInFlight: 1000, ...extra.admission },
   });
   return { ctx, documents: new Documents(ctx), lifecycle: new Lifecycle(ctx), store, directory, clock };
 }

@@ -39,10 +39,10 @@ export class GrpcDirectory implements Directory {
     }
   }
 
-  async supplier(accountId: number): Promise<PartyData> {
+  async supplier(accountId: number, deadline?: number): Promise<PartyData> {
     const identity = this.identity;
     if (!identity) throw unavailable('identity');
-    const res = await lookup('identity', () => identity.getAccount({ account_id: accountId }));
+    const res = await lookup('identity', () => identity.getAccount({ account_id: accountId }, { deadline }));
     const account = res?.account;
     if (!account) throw new DomainError('not_found', 'resource_not_found', 'account not found');
     const li = account.legal_identity;
@@ -59,10 +59,10 @@ export class GrpcDirectory implements Directory {
     };
   }
 
-  async purchaser(tenant: Tenant, legalEntityId: number): Promise<PartyData | null> {
+  async purchaser(tenant: Tenant, legalEntityId: number, deadline?: number): Promise<PartyData | null> {
     const contacts = this.contacts;
     if (!contacts) throw unavailable('contacts');
-    const res = await lookup('contacts', () => contacts.getLegalEntity({ tenant, id: legalEntityId }));
+    const res = await lookup('contacts', () => contacts.getLegalEntity({ tenant, id: legalEntityId }, { deadline }));
     const e = res?.legal_entity;
     if (!e) return null;
     return {

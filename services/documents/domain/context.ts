@@ -5,7 +5,9 @@ import { ownedBy, Tenant } from '../../shared/tenant';
 import { VersionConflict } from '../../shared/store/port';
 import { Clock, Directory, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, DocumentsStore } from '../ports/documents-store';
-import { Decimal, formatMoney } from '../../shared/money';
+import { formatMoney } from '../../shared/money';
+import { Admission, ADMISSION_DEFAULTS, AdmissionOptions } from './admission';
+import { CreditReservations } from './credits';
 import { Numbering, NumberingHooks } from './numbering';
 import { amountDue, creditedAmount, EventFactory, revisionOf, withEvents } from './records';
 import { DEFAULT_MAIL_RECIPIENTS_PER_DAY, MailAllowance, MailAllowanceHooks } from './mail-allowance';
@@ -26,6 +28,8 @@ export interface DocumentsDeps {
   /** Recipients per workspace per day (send) when the plan sets none (MAIL_RECIPIENTS_PER_DAY_DEFAULT). */
   mailRecipientsPerDayDefault?: number;
   mailAllowanceHooks?: MailAllowanceHooks;
+  /** Admission control of issues (admission.ts; ISSUE_ADMIT_* settings). */
+  admission?: Partial<AdmissionOptions>;
 }
 
 export interface DocumentRef {
@@ -55,6 +59,10 @@ export class DocumentsContext {
   readonly events: EventFactory;
   readonly settings: Settings;
   readonly numbering: Numbering;
+  /** Credit notes' claims on their invoices, batched per invoice (credits.ts). */
+  readonly credits: CreditReservations;
+  /** Which issues start at all, before any of their work (admission.ts). */
+  readonly admission: Admission;
   readonly mailAllowance: MailAllowance;
   readonly mailRecipientsPerDayDefault: number;
 
@@ -65,13 +73,9 @@ export class DocumentsContext {
     this.settings = new Settings(deps.store);
     this.mailAllowance = new MailAllowance(deps.store.mailAllowance, () => deps.store.nextId('mail_recipient_allowance'), deps.mailAllowanceHooks);
     this.mailRecipientsPerDayDefault = deps.mailRecipientsPerDayDefault ?? DEFAULT_MAIL_RECIPIENTS_PER_DAY;
-    this.numbering = new Numbering(
-      deps.store,
-      deps.clock,
-      this.events,
-      { check: (doc) => this.checkIssue(doc), completed: (doc) => this.completeIssue(doc) },
-      deps.hooks,
-    );
+    this.numbering = new Numbering(deps.store, deps.clock, this.events, { completed: (docs) => this.completeIssues(docs) }, deps.hooks);
+    this.credits = new CreditReservations(this, deps.hooks);
+    this.admission = new Admission({ ...ADMISSION_DEFAULTS, ...deps.admission });
   }
 
   now(): string {
@@ -130,26 +134,15 @@ export class DocumentsContext {
   }
 
   /**
-   * What a draft must satisfy on the very revision that gets its number (numbering's IssueRules.check):
-   * line items, and for a credit note of an invoice a reservation on that invoice covering its total.
-   * False when the reservation is missing or smaller (the note changed since it was reserved).
+   * What follows the numbers of a batch, by whoever wrote them: each credit note's credit is applied to
+   * its invoice — one settling write per invoice, however many of its notes the batch numbered.
    */
-  async checkIssue(doc: DocumentRecord): Promise<boolean> {
-    if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
-    if (doc.type !== 'credit_note' || !doc.invoice_id) return true;
-    const invoice = await this.store.documents.get(doc.invoice_id);
-    if (!invoice || invoice.deleted !== null || !ownedBy(invoice, doc)) {
-      throw fail.precondition('invoice_not_found', 'the source invoice of this credit note no longer exists');
+  async completeIssues(docs: DocumentRecord[]): Promise<void> {
+    const invoiceIds = new Set(docs.filter((d) => d.type === 'credit_note' && d.invoice_id).map((d) => d.invoice_id!));
+    for (const id of invoiceIds) {
+      const invoice = await this.store.documents.get(id);
+      if (invoice) await this.reconcileCredits(invoice);
     }
-    const entry = invoice.credits.find((c) => c.credit_note_id === doc.id && c.state === 'reserved');
-    return entry !== undefined && new Decimal(entry.amount).greaterThanOrEqualTo(doc.totals.total);
-  }
-
-  /** What follows the number, by whoever wrote it: a credit note's credit is applied to its invoice. */
-  async completeIssue(doc: DocumentRecord): Promise<void> {
-    if (doc.type !== 'credit_note' || !doc.invoice_id) return;
-    const invoice = await this.store.documents.get(doc.invoice_id);
-    if (invoice) await this.reconcileCredits(invoice);
   }
 
   /**

@@ -1,4 +1,5 @@
 // Workflow actions (spec §3): issue, mark_paid, send, convert_to_invoice, accept, quote conversion.
+import { checkDeadline } from '../../shared/deadline';
 import { fail } from '../../shared/errors';
 import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { DuplicateId, VersionConflict } from '../../shared/store/port';
@@ -9,8 +10,7 @@ import { DocumentsContext, DocumentView, MAX_ATTEMPTS } from './context';
 import { insertCounted, newRecord } from './documents';
 import { queueEmail } from './email-status';
 import { Locale } from './fields';
-import { Decimal } from '../../shared/money';
-import { creditCapacity, issuable, withEvents } from './records';
+import { issuable, withEvents } from './records';
 import { allowanceResetsAt } from './mail-allowance';
 import { checkRecipientCount, resolveMail, SendInput } from './send';
 
@@ -19,15 +19,25 @@ export class Lifecycle {
 
   // ---- issue (invoices, credit notes, proformas) ---------------------------------------------
 
-  /** Under an Idempotency-Key (recorded with the number), a retry answers the issued document, not not_draft. */
-  async issue(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken): Promise<DocumentView> {
+  /**
+   * Under an Idempotency-Key (recorded with the number), a retry answers the issued document, not
+   * not_draft. `deadline`: the caller's (ms since the epoch); passed on to the peers asked for the
+   * snapshots, and a draft whose caller gave up is dropped before it queues for a number.
+   */
+  async issue(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken, deadline?: number): Promise<DocumentView> {
     if (type === 'proforma') return this.issueProforma(tenant, id, token);
+    // Admitted or refused (503 issuing_overloaded) before any of its work: admission.ts.
+    return this.ctx.admission.run(deadline, () => this.issueNumbered(tenant, type, id, token, deadline));
+  }
+
+  private async issueNumbered(tenant: Tenant, type: DocType, id: number, token?: IdempotencyToken, deadline?: number): Promise<DocumentView> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      checkDeadline(deadline);
       const doc = await this.ctx.load(tenant, type, id);
       // Issued under this key already (also by a concurrent attempt, or rolled forward after a crash).
       if (appliedUnder(doc, token)) return this.ctx.view(doc);
       if (!issuable(doc)) throw fail.precondition('not_draft', `only a draft ${type.replace('_', ' ')} can be issued; this one is ${doc.status}`);
-      const issued = await this.issueRecord(tenant, doc, token);
+      const issued = await this.issueRecord(tenant, doc, token, deadline);
       if (issued) return this.ctx.view(issued);
       // Not numbered: it stopped being a draft (the next load says so), or changed while it was being
       // numbered (a racing PATCH): then every check runs again on the new content.
@@ -37,51 +47,25 @@ export class Lifecycle {
 
   /**
    * Issues a draft (credit reservation, numbering, snapshots, credit application); null when it was not
-   * numbered because it stopped being a draft or changed meanwhile. The checks that matter are made again
-   * by numbering on the revision it writes (DocumentsContext.checkIssue); these here fail fast.
+   * numbered because it stopped being a draft or changed meanwhile. Every check is made here, before the
+   * numbering queue, on the revision `doc` is at — the number is written only on that revision
+   * (numbering.ts): lines, the year (the sequence is chosen by it), a credit note's reservation covering
+   * its total (reserved for this very revision's total; reservations only grow while it is a draft).
+   * Everything that can happen before the queue does: the snapshots and the number format are read in
+   * parallel, outside it.
    */
-  private async issueRecord(tenant: Tenant, doc: DocumentRecord, token?: IdempotencyToken): Promise<DocumentRecord | null> {
+  private async issueRecord(tenant: Tenant, doc: DocumentRecord, token?: IdempotencyToken, deadline?: number): Promise<DocumentRecord | null> {
     if (doc.line_items.length === 0) throw fail.precondition('no_line_items', 'a document needs at least one line item to be issued');
-    const supplier = await this.ctx.directory.supplier(tenant.account_id);
-    const purchaser = (doc.purchaser_id ? await this.ctx.directory.purchaser(tenant, doc.purchaser_id) : null) ?? doc.purchaser;
-    const settings = await this.ctx.settings.resolve(tenant.account_id, supplier);
-    if (doc.type === 'credit_note' && doc.invoice_id) await this.reserveCredit(tenant, doc, doc.invoice_id);
-    const issued = await this.ctx.numbering.assign(tenant, doc.id, settings.number_format, { supplier, purchaser, idempotency: token });
+    const [supplier, found, format] = await Promise.all([
+      this.ctx.directory.supplier(tenant.account_id, deadline),
+      doc.purchaser_id ? this.ctx.directory.purchaser(tenant, doc.purchaser_id, deadline) : null,
+      this.ctx.settings.numberFormat(tenant.account_id),
+    ]);
+    const purchaser = found ?? doc.purchaser;
+    if (doc.type === 'credit_note' && doc.invoice_id) await this.ctx.credits.reserve(tenant, doc, doc.invoice_id, deadline);
+    const issued = await this.ctx.numbering.assign(tenant, doc, format, { supplier, purchaser, idempotency: token }, deadline);
     this.ctx.notify();
     return issued;
-  }
-
-  /**
-   * Claims the credit note's total on its invoice; refused when it exceeds what the invoice still owes.
-   * A reservation only grows while its note is a draft (a smaller one is raised, never lowered), so a
-   * number checked against it stays covered whatever another issuer of the same note does.
-   */
-  private async reserveCredit(tenant: Tenant, note: DocumentRecord, invoiceId: number): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      let invoice = await this.ctx.store.documents.get(invoiceId);
-      if (!invoice || invoice.type !== 'invoice' || invoice.deleted !== null || invoice.account_id !== tenant.account_id) {
-        throw fail.precondition('invoice_not_found', 'the source invoice of this credit note no longer exists');
-      }
-      invoice = await this.ctx.reconcileCredits(invoice);
-      if (invoice.status === 'draft') throw fail.precondition('invoice_not_issued', 'the source invoice is not issued');
-      const entry = invoice.credits.find((c) => c.credit_note_id === note.id);
-      if (entry && (entry.state === 'applied' || new Decimal(entry.amount).greaterThanOrEqualTo(note.totals.total))) return;
-      const capacity = creditCapacity(invoice, note.id);
-      if (new Decimal(note.totals.total).greaterThan(capacity)) {
-        throw fail.precondition(
-          'credit_exceeds_amount_due',
-          `the credit note total ${note.totals.total} exceeds what the invoice still owes (${capacity.toFixed()} ${invoice.currency})`,
-        );
-      }
-      const others = invoice.credits.filter((c) => c.credit_note_id !== note.id);
-      try {
-        await this.ctx.write({ ...invoice, credits: [...others, { credit_note_id: note.id, amount: note.totals.total, state: 'reserved' }] });
-        return;
-      } catch (err) {
-        if (!(err instanceof VersionConflict)) throw err;
-      }
-    }
-    throw new VersionConflict('documents', invoiceId);
   }
 
   // ---- invoices -------------------------------------------------------------------------------

@@ -31,6 +31,11 @@ export class Settings {
     return this.store.settings.get(accountId);
   }
 
+  /** The number format in force for the workspace (DEFAULT_NUMBER_FORMAT unless set). */
+  async numberFormat(accountId: number): Promise<string> {
+    return (await this.stored(accountId))?.number_format || DEFAULT_NUMBER_FORMAT;
+  }
+
   /** The effective settings of a workspace whose supplier snapshot is `supplier`. */
   async resolve(accountId: number, supplier: PartyData): Promise<ResolvedSettings> {
     const record = await this.stored(accountId);

@@ -32,7 +32,7 @@ export function documentsHandlers(documents: Documents, lifecycle: Lifecycle, cu
       return {};
     },
     issueDocument: async (req, ctx) => ({
-      document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id, ctx.idempotency)),
+      document: toDocumentMessage(await lifecycle.issue(requireTenant(req.tenant), docType(req.type), req.id, ctx.idempotency, ctx.deadline)),
     }),
     markInvoicePaid: async (req, ctx) => ({ document: toDocumentMessage(await lifecycle.markPaid(requireTenant(req.tenant), req.id, ctx.idempotency)) }),
     markProformaPaid: async (req, ctx) => ({

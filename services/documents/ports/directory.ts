@@ -3,11 +3,12 @@
 import { Tenant } from '../../shared/tenant';
 import { BankDetailsData, PartyData } from './documents-store';
 
+// `deadline` (ms since the epoch): the caller's deadline, passed on to the peer (services/shared/grpc/deadline.ts).
 export interface Directory {
   /** The workspace as supplier (its legal identity; its name when it has none). */
-  supplier(accountId: number): Promise<PartyData>;
+  supplier(accountId: number, deadline?: number): Promise<PartyData>;
   /** A legal entity visible to the tenant, or null. */
-  purchaser(tenant: Tenant, legalEntityId: number): Promise<PartyData | null>;
+  purchaser(tenant: Tenant, legalEntityId: number, deadline?: number): Promise<PartyData | null>;
   /** A bank account or cash register of the tenant, or null. */
   bankAccount(tenant: Tenant, id: number): Promise<BankDetailsData | null>;
 }

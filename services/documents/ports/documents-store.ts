@@ -163,6 +163,8 @@ export interface PendingNumber {
   document_id: number;
   year: number;
   number: number;
+  /** The number format `formatted` was printed in: a compaction renumbers in it (domain/numbering.ts). */
+  format?: string;
   formatted: string;
   /**
    * The document's revision whose checks the issuer passed (lines, year, credit reservation): the
@@ -184,7 +186,11 @@ export interface SequenceRecord extends StoredDoc {
   type: DocType;
   year: number;
   last: number;
-  pending: PendingNumber | null;
+  /**
+   * Numbers handed out but not all written yet: last−k+1 … last for one batch, in order (a record
+   * written before batches may hold a single one). Read it with pendingOf (domain/numbering.ts).
+   */
+  pending: PendingNumber[] | PendingNumber | null;
   updated_at: string;
 }
 

@@ -17,6 +17,7 @@ const STATUS_OF: Record<ErrorKind, grpc.status> = {
   unauthenticated: grpc.status.UNAUTHENTICATED,
   resource_exhausted: grpc.status.RESOURCE_EXHAUSTED,
   unavailable: grpc.status.UNAVAILABLE,
+  deadline_exceeded: grpc.status.DEADLINE_EXCEEDED,
   internal: grpc.status.INTERNAL,
 };
 

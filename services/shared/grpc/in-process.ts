@@ -4,9 +4,10 @@
 // - every message is encoded and decoded by the definition's protobuf codecs (requestSerialize →
 //   requestDeserialize, the same for responses), so a field the proto lacks is dropped as on the wire and a
 //   value the codec cannot write fails the call (INTERNAL) as on the wire;
-// - metadata is copied to the server (request id, idempotency key, W3C traceparent), the deadline runs as a
-//   timer that fails the call with DEADLINE_EXCEEDED and cancels the server's side, a client that stops
-//   reading a stream or whose request source fails cancels it;
+// - metadata is copied to the server (request id, idempotency key, W3C traceparent); the deadline (the call's
+//   timeout, never past the caller's own deadline) runs as a timer that fails the call with DEADLINE_EXCEEDED
+//   and cancels the server's side; a client that stops reading a stream or whose request source fails
+//   cancels it;
 // - a handler's error reaches the client as a grpc-js ServiceError does (code, details, trailers with the
 //   `invoicing-error-bin` detail), turned into RemoteCallError by the same `fromServiceError`;
 // - the caller's identity travels in the address (`in-process:<target>?caller=<identity>`, given to each
@@ -17,6 +18,7 @@ import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
 import { PeerCertificate } from 'node:tls';
 import { ConfigError } from '../config';
+import { outgoingDeadline } from './deadline';
 import { fromServiceError } from './errors';
 import { authorised } from './mesh';
 import { observeClientCall } from './observe';
@@ -31,12 +33,18 @@ interface ServiceBinding {
 }
 interface CallOptions {
   timeoutMs?: number;
+  deadline?: number;
 }
 
 const SCHEME = 'in-process:';
 /** Messages a stream buffers before the writer waits (grpc-js's write() returns false likewise). */
 const HIGH_WATER = 16;
 const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** A call's time budget as grpc-js computes it: its own timeout, never past the caller's deadline (grpc/deadline.ts). */
+function timeoutOf(options: CallOptions): number {
+  return Math.max(0, outgoingDeadline(options.deadline, options.timeoutMs ?? DEFAULT_TIMEOUT_MS) - Date.now());
+}
 
 type Served = { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation };
 /** What each target (a module) serves, by fully-qualified service name. */
@@ -294,7 +302,7 @@ export function connectInProcess<O extends CallOptions>(
             observed.done(handler.code);
             return reject(fromServiceError(handler));
           }
-          const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+          const timeoutMs = timeoutOf(options);
           const call = new InProcessReadableCall(metadata.clone(), Date.now() + timeoutMs, auth, path);
           const { settle, abandon, isSettled, timing } = once(observed, resolve, reject);
           timing(start(call, timeoutMs, (err) => settle(err)));
@@ -322,7 +330,7 @@ export function connectInProcess<O extends CallOptions>(
           const metadata = metadataOf(options);
           const observed = observeClientCall(serviceName, method, metadata);
           let code = grpc.status.OK;
-          const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+          const timeoutMs = timeoutOf(options);
           const call = new InProcessWritableCall(metadata.clone(), Date.now() + timeoutMs, auth, path, toClient);
           const stopTimer = start(call, timeoutMs, (err) => call.fail(err));
           try {
@@ -355,7 +363,7 @@ export function connectInProcess<O extends CallOptions>(
           observed.done(handler.code);
           return reject(fromServiceError(handler));
         }
-        const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+        const timeoutMs = timeoutOf(options);
         const call = new InProcessServerCall(metadata.clone(), Date.now() + timeoutMs, auth, path);
         const { settle, timing } = once(observed, resolve, reject);
         try {

@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { IdempotencyToken } from '../idempotency';
 import { Logger } from '../logger';
 import { fromServiceError, toServiceError } from './errors';
+import { deadlineExceeded, deadlinePassed } from '../deadline';
+import { deadlineOfCall, outgoingDeadline } from './deadline';
 import { readIdempotency, writeIdempotency } from './idempotency';
 import { connectInProcess, isInProcessAddress } from './in-process';
 import { clientChannel, MeshTls, meshTlsFromEnv } from './mesh';
@@ -21,6 +23,8 @@ export interface CallContext {
   log: Logger;
   /** The request's scoped Idempotency-Key and fingerprint, when the client sent a key (POST only). */
   idempotency?: IdempotencyToken;
+  /** The caller's deadline (ms since the epoch), when it set one: pass it on as CallOptions.deadline (grpc/deadline.ts). */
+  deadline?: number;
 }
 
 // Unary methods take and return one message. A client-streaming method (`stream` request, e.g. a file
@@ -51,6 +55,8 @@ export interface CallOptions {
   requestId?: string;
   /** Milliseconds; default 10 s. */
   timeoutMs?: number;
+  /** The caller's own deadline (ms since the epoch, a handler's `ctx.deadline`): this call never outlives it. */
+  deadline?: number;
   /** Carried in metadata (grpc/idempotency.ts): the service records it with the change it makes. */
   idempotency?: IdempotencyToken;
 }
@@ -79,13 +85,14 @@ export function implement<S extends grpc.ServiceDefinition>(
   log: Logger,
 ): ServiceBinding {
   const implementation: grpc.UntypedServiceImplementation = {};
-  const contextOf = (call: { metadata: grpc.Metadata }, method: string): CallContext => {
+  const contextOf = (call: { metadata: grpc.Metadata; getDeadline(): grpc.Deadline }, method: string): CallContext => {
     const requestId = String(call.metadata.get(REQUEST_ID)[0] ?? randomUUID());
     // The child logger is built only when a handler logs: most calls never do.
     let child: Logger | undefined;
     return {
       requestId,
       idempotency: readIdempotency(call.metadata),
+      deadline: deadlineOfCall(call),
       get log() {
         child ??= log.child({ request_id: requestId, rpc: method });
         return child;
@@ -100,7 +107,10 @@ export function implement<S extends grpc.ServiceDefinition>(
   /** Runs one call's work observed (count, latency, span) and inside its trace context. */
   const observedRun = <T>(metadata: grpc.Metadata, method: string, ctx: CallContext, work: () => Promise<T>): Promise<T> => {
     const observed = observeServerCall(name, method, metadata);
-    return runIn(observed.context, work).then(
+    // A call whose caller already gave up (it waited in a queue, a connection or a busy event loop)
+    // is answered without running: its answer would reach nobody.
+    const run = deadlinePassed(ctx.deadline) ? () => Promise.reject(deadlineExceeded()) : work;
+    return runIn(observed.context, run).then(
       (response) => {
         observed.done(grpc.status.OK);
         return response;
@@ -177,7 +187,7 @@ export function connect<S extends grpc.ServiceDefinition>(
   const channel = clientChannel(tls, serviceName);
   const client = new Ctor(address, channel.credentials, channel.options) as unknown as Record<string, Function> & grpc.Client;
   const typed: Record<string, unknown> = { close: () => client.close() };
-  const deadlineOf = (call: CallOptions) => ({ deadline: Date.now() + (call.timeoutMs ?? 10_000) });
+  const deadlineOf = (call: CallOptions) => ({ deadline: outgoingDeadline(call.deadline, call.timeoutMs ?? 10_000) });
   for (const method of Object.keys(definition)) {
     const { requestStream, responseStream } = definition[method];
     if (requestStream && !responseStream) {

@@ -184,6 +184,7 @@ function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection
     count: (where) => guarded(() => collection.count(where)),
     update: (doc) => guarded(() => collection.update(doc)),
     insertMany: (docs) => guarded(() => collection.insertMany(docs)),
+    increment: (id) => guarded(() => collection.increment(id)),
   };
 }
 
@@ -495,6 +496,13 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
       throw err;
     }
     return claimed;
+  }
+
+  async increment(id: number): Promise<number> {
+    const row = await this.model.collection.findOneAndUpdate({ _id: id as never }, { $inc: { version: 1 } }, { upsert: true, returnDocument: 'after' });
+    const version = (row as unknown as { version?: number } | null)?.version;
+    if (typeof version !== 'number') throw new Error(`${this.spec.name}/${id}: increment returned no version`);
+    return version;
   }
 
   async update(doc: T): Promise<T> {

@@ -57,6 +57,12 @@ export interface Collection<T extends StoredDoc> {
    * before it (no multi-document transactions) — a load is meant for a target nobody else writes to.
    */
   insertMany(docs: Array<Omit<T, 'version'>>): Promise<void>;
+  /**
+   * For counters kept as a document's version (a document of nothing but id and version): raises the
+   * version of `id` by one in one atomic step, creating `{ id }` at version 1 when it is missing, and
+   * returns the new version. One round trip, where a read-modify-write takes three.
+   */
+  increment(id: number): Promise<number>;
 }
 
 export interface DocumentStore {

@@ -339,6 +339,14 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
     return row.n;
   }
 
+  async increment(id: number): Promise<number> {
+    const row = this.sql(
+      `INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, json_object('id', ?, 'version', 1))
+       ON CONFLICT(id) DO UPDATE SET version = version + 1, doc = json_set(doc, '$.version', version + 1) RETURNING version`,
+    ).get(id, id) as { version: number };
+    return row.version;
+  }
+
   async update(doc: T): Promise<T> {
     const next = { ...doc, version: doc.version + 1 } as T;
     const write = () => {
