@@ -13,4 +13,6 @@ if [[ -z "${CHROMIUM_PATH:-}" && ! -x /usr/bin/chromium ]] || [[ ! -f /usr/share
 fi
 echo "[start] building…"
 npm run build --silent
-exec node dist/deploy/embedded/main.js
+# The V8 heap bounds of the embedded process (deploy/embedded/node-flags.ts; EMBEDDED_HEAP_MB).
+flags="$(node dist/deploy/embedded/node-flags.js)"
+exec node $flags dist/deploy/embedded/main.js

@@ -50,6 +50,7 @@ export function storeChangeCounters(store: DocumentStore): ChangeCounters {
 export function countingWrites<T extends StoredDoc>(collection: Collection<T>, counters: ChangeCounters, scope: CounterScope): Collection<T> {
   return {
     get: (id) => collection.get(id),
+    getMany: (ids) => collection.getMany(ids),
     findOne: (where) => collection.findOne(where),
     list: (query) => collection.list(query),
     count: (where) => collection.count(where),

@@ -42,6 +42,7 @@ function heldAtInsert(store: ContactsStore, latch: { arrive(): Promise<void> }):
     update: (doc) => inner.update(doc),
     insertMany: (docs) => inner.insertMany(docs),
     increment: (id) => inner.increment(id),
+    getMany: (ids) => inner.getMany(ids),
   };
   return { ...store, bankAccounts };
 }

@@ -171,12 +171,30 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
         await expect(c.insertMany([item(4), item(2)])).rejects.toBeInstanceOf(DuplicateId);
       });
 
-      it('insertMany refuses documents that hold unique keys (their claims are per write), writing none', async () => {
+      it('insertMany claims the unique keys of its documents: held afterwards, a taken key refused with UniqueViolation', async () => {
         const c = items();
-        await expect(c.insertMany([item(1), item(2, { code: 'K' })])).rejects.toThrow(/unique keys/);
-        expect(await c.count({})).toBe(0);
-        await c.insertMany([item(3)]); // no key held: bulk is fine in a collection that has unique keys
-        expect(await c.get(3)).not.toBeNull();
+        await c.insert(item(1, { code: 'A' }));
+        await c.insertMany([item(2, { code: 'B' }), item(3), item(4, { code: 'C' })]);
+        expect((await c.list({ where: {}, limit: 10 })).map((d) => [d.id, d.version])).toEqual([[4, 1], [3, 1], [2, 1], [1, 1]]);
+        // The keys the load claimed are held like those of a single insert.
+        await expect(c.insert(item(5, { code: 'B' }))).rejects.toBeInstanceOf(UniqueViolation);
+        await expect(c.insertMany([item(6, { code: 'D' }), item(7, { code: 'A' })])).rejects.toBeInstanceOf(UniqueViolation);
+        await expect(c.insertMany([item(8, { code: 'E' }), item(9, { code: 'E' })])).rejects.toBeInstanceOf(UniqueViolation);
+        // A refused load wrote no document and left no claim behind: its free keys can be taken.
+        expect(await c.count({})).toBe(4);
+        await c.insert(item(10, { code: 'D' }));
+        await c.insertMany([item(11, { code: 'E' })]);
+        // A released key (its holder let it go) can be claimed by a load.
+        await c.update({ ...(await c.get(2))!, gone: '2026-02-02' });
+        await c.insertMany([item(12, { code: 'B' })]);
+        expect((await c.get(12))?.code).toBe('B');
+      });
+
+      it('getMany reads the documents of the ids that exist, in one call', async () => {
+        const c = items();
+        await c.insertMany([item(1), item(2), item(3)]);
+        expect((await c.getMany([3, 1, 9])).map((d) => [d.id, d.version]).sort()).toEqual([[1, 1], [3, 1]]);
+        expect(await c.getMany([])).toEqual([]);
       });
 
       it('reserveIds takes a block of the counter that nextId continues after', async () => {

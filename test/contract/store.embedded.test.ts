@@ -17,3 +17,11 @@ describeStoreContract('SQLite (embedded), searches through the trigram index onl
   open: async () => new SqliteDocumentStore(indexOnly, { searchScanRows: 0 }),
   reopen: async () => new SqliteDocumentStore(indexOnly, { searchScanRows: 0 }),
 });
+
+// An ordered search sorts the index's matches when they are few, else walks the list order keeping
+// matches: the contract again with no matches counted as few runs every ordered search the second way.
+const walking = path.join(mkdtempSync(path.join(os.tmpdir(), 'store-contract-')), 'test.db');
+describeStoreContract('SQLite (embedded), ordered searches walking the list order', {
+  open: async () => new SqliteDocumentStore(walking, { searchScanRows: 0, sortedCandidates: 0 }),
+  reopen: async () => new SqliteDocumentStore(walking, { searchScanRows: 0, sortedCandidates: 0 }),
+});

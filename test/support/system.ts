@@ -84,6 +84,11 @@ export interface StartOptions {
    * without other options (but `mode`), a jest run hands out its shared system (shared-systems.ts).
    */
   private?: boolean;
+  /**
+   * Runs on the system's empty data before its first start, given where that data is (DATA_DIR, and
+   * MONGO_URL in the distributed mode): e.g. the seeding command.
+   */
+  beforeStart?: (target: { DATA_DIR: string; MONGO_URL?: string }) => Promise<void>;
 }
 
 /** The systems a jest run shares: one per mode, and one in cluster mode (the api-cluster project). */
@@ -258,6 +263,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
   let launch: () => Promise<void>;
   const services = new Map<string, Proc[]>();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'invoicing-test-'));
+  let target: { DATA_DIR: string; MONGO_URL?: string } = { DATA_DIR: dataDir };
 
   if (mode === 'embedded') {
     cliEnv = { DATA_DIR: dataDir, IDENTITY_ADMIN_ADDR: '' };
@@ -284,6 +290,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
       ...(options.env?.KAFKA_BROKERS ? {} : { KAFKA_TOPIC_PREFIX: `inv_test_${randomBytes(6).toString('hex')}.` }),
       ...extraEnv,
     };
+    target = { DATA_DIR: dataDir, MONGO_URL: shared.MONGO_URL };
     const tlsEnv = (identity: string): Record<string, string> => (options.tlsDirs ? { GRPC_TLS_DIR: options.tlsDirs[identity] } : {});
     launch = async () => {
       const addresses: Record<string, string> = {};
@@ -329,6 +336,7 @@ export async function startSystem(requested: StartOptions = {}): Promise<System>
       }
     };
   }
+  await options.beforeStart?.(target);
   await launch();
   const replicaOf = (name: string, replica: number): Proc => {
     const proc = services.get(name)?.[replica];

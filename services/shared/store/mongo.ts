@@ -178,6 +178,7 @@ function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection
   return {
     insert: (doc) => guarded(() => collection.insert(doc)),
     get: (id) => guarded(() => collection.get(id)),
+    getMany: (ids) => guarded(() => collection.getMany(ids)),
     findOne: (where) => guarded(() => collection.findOne(where)),
     list: (query) => guarded(() => collection.list(query)),
     count: (where) => guarded(() => collection.count(where)),
@@ -386,6 +387,12 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
     return this.toDoc(await this.model.findById(id).lean());
   }
 
+  async getMany(ids: number[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.model.find({ _id: { $in: ids } }).lean();
+    return rows.map((row) => this.toDoc(row as Record<string, unknown>) as T);
+  }
+
   private filter(where: Where): Record<string, unknown> {
     const filter: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(where)) filter[field === 'id' ? '_id' : field] = value;
@@ -434,16 +441,61 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
   }
 
   async insertMany(input: Array<Omit<T, 'version'>>): Promise<void> {
-    if (input.some((doc) => this.keysOf(doc as T).length > 0)) throw new Error(`${this.spec.name}: a document holds unique keys: insert it alone`);
     if (input.length === 0) return;
     await this.ensureIndexes();
+    const docs = input.map((doc) => ({ ...doc, version: 1 }) as T);
+    const token = newToken();
+    const claimed = await this.claimMany(docs, token);
     try {
-      await this.model.collection.insertMany(input.map((doc) => this.stored({ ...doc, version: 1 } as T)) as never[], { ordered: true });
+      await this.model.collection.insertMany(docs.map((doc) => this.stored(doc)) as never[], { ordered: true });
     } catch (err) {
+      for (const [owner, keys] of claimed) await this.withdraw(owner, keys, token);
       const duplicate = (err as { writeErrors?: Array<{ code?: number; err?: { op?: { _id?: number } } }> }).writeErrors?.find((e) => e.code === 11000);
       if (isDuplicateKey(err) || duplicate) throw new DuplicateId(this.spec.name, Number(duplicate?.err?.op?._id ?? NaN));
       throw err;
     }
+    // Settled: the claims stay, this load no longer pends on them (one update for the whole batch).
+    const ids = [...claimed.values()].flat().map((key) => this.claimId(key));
+    if (ids.length) await this.claims.updateMany({ _id: { $in: ids } }, { $pull: { pending: token }, $inc: { rev: 1 } });
+  }
+
+  /**
+   * The unique keys of a bulk load, claimed for their documents under `token`: one unordered insert of
+   * every claim; a key found taken is claimed the careful way (claimOne: joined, taken over from a crashed
+   * write, or UniqueViolation). On a violation every claim made is withdrawn. Returns the keys by owner.
+   */
+  private async claimMany(docs: T[], token: string): Promise<Map<number, string[]>> {
+    const claimed = new Map<number, string[]>();
+    const wanted = docs.flatMap((doc) => this.keysOf(doc).map((key) => ({ owner: doc.id, key })));
+    if (wanted.length === 0) return claimed;
+    const seen = new Set<string>();
+    for (const { key } of wanted) {
+      if (seen.has(key)) throw new UniqueViolation(key); // two documents of the load want one key
+      seen.add(key);
+    }
+    let taken = new Set<number>();
+    try {
+      await this.claims.collection.insertMany(
+        wanted.map(({ owner, key }) => ({ _id: this.claimId(key), collection: this.spec.name, owner, pending: [token], rev: 0 }) as never),
+        { ordered: false },
+      );
+    } catch (err) {
+      const errors = (err as { writeErrors?: Array<{ code?: number; index?: number }> }).writeErrors;
+      if (!errors?.every((e) => e.code === 11000)) throw err;
+      taken = new Set(errors.map((e) => e.index!));
+    }
+    const add = (owner: number, key: string) => claimed.set(owner, [...(claimed.get(owner) ?? []), key]);
+    wanted.forEach(({ owner, key }, i) => taken.has(i) || add(owner, key));
+    try {
+      for (const i of taken) {
+        await this.claimOne(wanted[i].owner, wanted[i].key, token);
+        add(wanted[i].owner, wanted[i].key);
+      }
+    } catch (err) {
+      for (const [owner, keys] of claimed) await this.withdraw(owner, keys, token);
+      throw err;
+    }
+    return claimed;
   }
 
   async increment(id: number): Promise<number> {

@@ -42,6 +42,8 @@ export interface Collection<T extends StoredDoc> {
   /** Inserts with version 1. Throws UniqueViolation when a unique key is taken, DuplicateId when the id is. */
   insert(doc: Omit<T, 'version'>): Promise<T>;
   get(id: number): Promise<T | null>;
+  /** The documents of these ids that exist, in no particular order: one round trip for a page's related records. */
+  getMany(ids: number[]): Promise<T[]>;
   findOne(where: Where): Promise<T | null>;
   list(query: ListQuery): Promise<T[]>;
   count(where: Where): Promise<number>;
@@ -49,9 +51,10 @@ export interface Collection<T extends StoredDoc> {
   update(doc: T): Promise<T>;
   /**
    * Bulk load for seeding and imports: inserts every document (version 1) in as few round trips as the
-   * engine allows. Not for documents that hold unique keys (their claims are per write): throws before
-   * writing anything if one does. Not atomic as a whole on every engine: a failure part-way may leave
-   * the documents written before it.
+   * engine allows, claiming their unique keys in bulk too (UniqueViolation when one is taken, DuplicateId
+   * when an id is). SQLite: one transaction, all or nothing. MongoDB: claims first, then the documents,
+   * then the claims settled; a failure withdraws the claims it made, but may leave documents written
+   * before it (no multi-document transactions) — a load is meant for a target nobody else writes to.
    */
   insertMany(docs: Array<Omit<T, 'version'>>): Promise<void>;
   /**

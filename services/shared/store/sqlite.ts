@@ -6,10 +6,14 @@ import { Collection, CollectionSpec, DocumentStore, DuplicateId, ListQuery, Scal
 const SAFE_NAME = /^[a-z][a-z0-9_]*$/;
 /** Rows of a filter's own range a search examines before it turns to the substring index (see list). */
 const SEARCH_SCAN_ROWS = 2_000;
+/** Matches of the trigram index few enough to sort outright (an ordered search; see searchIndexed). */
+const SORTED_CANDIDATES = 5_000;
 
 export interface SqliteStoreOptions {
   /** Rows of a filter's own range a `contains` search scans before it asks the trigram index (default 2,000). */
   searchScanRows?: number;
+  /** Index matches an ordered search sorts outright; more, and it walks the list order instead (default 5,000). */
+  sortedCandidates?: number;
 }
 
 function fieldExpr(field: string): string {
@@ -38,7 +42,7 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   collection<T extends StoredDoc>(spec: CollectionSpec<T>): Collection<T> {
-    return new SqliteCollection<T>(this.db, spec, this.options.searchScanRows ?? SEARCH_SCAN_ROWS);
+    return new SqliteCollection<T>(this.db, spec, this.options.searchScanRows ?? SEARCH_SCAN_ROWS, this.options.sortedCandidates ?? SORTED_CANDIDATES);
   }
 
   private increment?: Database.Statement;
@@ -124,7 +128,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 
   private readonly search?: SubstringIndex;
 
-  constructor(private readonly db: Database.Database, private readonly spec: CollectionSpec<T>, private readonly searchScanRows: number) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly spec: CollectionSpec<T>,
+    private readonly searchScanRows: number,
+    private readonly sortedCandidates: number,
+  ) {
     if (!SAFE_NAME.test(spec.name)) throw new Error(`invalid collection name ${spec.name}`);
     this.table = `c_${spec.name}`;
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (id INTEGER PRIMARY KEY, version INTEGER NOT NULL, doc TEXT NOT NULL)`);
@@ -175,7 +184,6 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
   }
 
   async insertMany(input: Array<Omit<T, 'version'>>): Promise<void> {
-    if (input.some((doc) => this.keysOf(doc as T).length > 0)) throw new Error(`${this.spec.name}: a document holds unique keys: insert it alone`);
     const insert = this.sql(`INSERT INTO ${this.table} (id, version, doc) VALUES (?, 1, ?)`);
     this.db.transaction(() => {
       for (const item of input) {
@@ -186,6 +194,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
           if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new DuplicateId(this.spec.name, doc.id);
           throw err;
         }
+        this.claimKeys(doc.id, this.keysOf(doc));
         this.search?.write(doc.id, doc as unknown as Record<string, unknown>, (text) => this.sql(text), false);
       }
     })();
@@ -195,6 +204,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
     this.getById ??= this.sql(`SELECT doc FROM ${this.table} WHERE id = ?`);
     const row = this.getById.get(id) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as T) : null;
+  }
+
+  async getMany(ids: number[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const rows = this.sql(`SELECT doc FROM ${this.table} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Array<{ doc: string }>;
+    return rows.map((row) => JSON.parse(row.doc) as T);
   }
 
   private whereSql(where: Where): { sql: string[]; params: Scalar[] } {
@@ -245,12 +260,21 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
       ).all(...params, ...(query.contains ? [query.contains.text] : []), query.limit) as Array<{ doc: string }>;
       return rows.map((row) => JSON.parse(row.doc) as T);
     }
-    // The first `within` rows of the range, and which of them hold the needle.
+    // The first `within` rows of the range, and which of them hold the needle: ids only (reading every
+    // row's document out to JavaScript was most of a search's time and garbage), then the hits' documents.
     const rows = this.sql(
-      `SELECT doc, ${needle || '1'} AS hit FROM ${this.table} ${whereSql} ORDER BY ${orderSql} LIMIT ?`,
-    ).all(...(query.contains ? [query.contains.text] : []), ...params, within) as Array<{ doc: string; hit: number }>;
+      `SELECT id, ${needle || '1'} AS hit FROM ${this.table} ${whereSql} ORDER BY ${orderSql} LIMIT ?`,
+    ).all(...(query.contains ? [query.contains.text] : []), ...params, within) as Array<{ id: number; hit: number }>;
     const hits = rows.filter((row) => row.hit).slice(0, query.limit);
-    return { rows: hits.map((row) => JSON.parse(row.doc) as T), complete: hits.length === query.limit || rows.length < within };
+    return { rows: this.inOrder(hits.map((row) => row.id)), complete: hits.length === query.limit || rows.length < within };
+  }
+
+  /** The documents of `ids`, in that order. */
+  private inOrder(ids: number[]): T[] {
+    if (ids.length === 0) return [];
+    const rows = this.sql(`SELECT id, doc FROM ${this.table} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Array<{ id: number; doc: string }>;
+    const byId = new Map(rows.map((row) => [row.id, row.doc]));
+    return ids.map((id) => JSON.parse(byId.get(id)!) as T);
   }
 
   /** Rows found through the trigram index, in the list's order. */
@@ -271,10 +295,24 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
       ).all(phrase, ...params, query.limit) as Array<{ doc: string }>;
       return rows.map((row) => JSON.parse(row.doc) as T);
     }
-    const rows = this.sql(
-      `SELECT doc FROM ${this.table} WHERE id IN (SELECT rowid FROM ${search.table} WHERE text MATCH ?) AND ${sql.join(' AND ')} ORDER BY ${order.map((o) => `${o} DESC`).join(', ')} LIMIT ?`,
-    ).all(phrase, ...params, query.limit) as Array<{ doc: string }>;
-    return rows.map((row) => JSON.parse(row.doc) as T);
+    // Ordered by another field. Few matches in the whole index (a rare needle): they are the candidates,
+    // filtered and sorted. Many: walk the filter's range in list order and keep the rows among the matches
+    // (sorting many candidates costs more than walking to the first page of them). Left to itself the
+    // planner always walked, which reads a large workspace end to end for a needle it does not hold.
+    const orderSql = order.map((o) => `${o} DESC`).join(', ');
+    const candidates = this.sql(`SELECT rowid FROM ${search.table} WHERE text MATCH ? LIMIT ?`).all(phrase, this.sortedCandidates + 1) as Array<{ rowid: number }>;
+    const ids =
+      candidates.length <= this.sortedCandidates
+        ? // Materialised first: the candidates drive (the planner otherwise walked the range, probing each row against them).
+          (this.sql(
+            `WITH m AS MATERIALIZED (SELECT id, doc FROM ${this.table} WHERE id IN (SELECT value FROM json_each(?))) SELECT id FROM m WHERE ${sql.join(' AND ')} ORDER BY ${orderSql} LIMIT ?`,
+          ).all(
+            JSON.stringify(candidates.map((c) => c.rowid)), ...params, query.limit,
+          ) as Array<{ id: number }>)
+        : (this.sql(`SELECT id FROM ${this.table} WHERE id IN (SELECT rowid FROM ${search.table} WHERE text MATCH ?) AND ${sql.join(' AND ')} ORDER BY ${orderSql} LIMIT ?`).all(
+            phrase, ...params, query.limit,
+          ) as Array<{ id: number }>);
+    return this.inOrder(ids.map((row) => row.id));
   }
 
   /** The keyset condition "strictly after `after`" in descending order, pushed onto `sql`; returns its parameters. */
