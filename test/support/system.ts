@@ -10,6 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { embeddedNodeFlags } from '../../deploy/embedded/node-flags';
 import { serviceModules } from '../../deploy/modules';
 import { isolatedMongoUrl, onlyCredentialsOf, realEngineEnv, withoutEngines } from './real-engines';
 import { RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy';
@@ -160,7 +161,9 @@ process.once('exit', () => {
 /** Starts a service process and resolves when it prints its ready line (also for tests' own replicas). */
 export function startProcess(script: string, env: Record<string, string>, label: string, base: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], {
+    // The embedded process runs as `npm start` runs it: under its V8 heap bounds (EMBEDDED_HEAP_MB).
+    const flags = script === dist('deploy/embedded/main.js') ? embeddedNodeFlags({ ...base, ...env }) : [];
+    const child = spawn(process.execPath, [...flags, script], {
       // Metrics off unless asked for: many systems share this machine, and 9464 only once.
       env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
