@@ -95,7 +95,7 @@ export class SqliteEdgeState implements EdgeState {
   private readonly sweeper: NodeJS.Timeout;
   private readonly get: Database.Statement<[string, number], Row>;
   private readonly put: Database.Statement<[string, string, string, number, string, Buffer, number]>;
-  private readonly oldestStmt: Database.Statement<[number, number], { rowid: number; expires_at: number }>;
+  private readonly oldestStmt: Database.Statement<[number], { rowid: number; expires_at: number }>;
   private readonly sweepStmt: Database.Statement<[number, number, number]>;
   private closed = false;
 
@@ -128,7 +128,8 @@ export class SqliteEdgeState implements EdgeState {
        ON CONFLICT(scope) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done', owner = NULL, request_id = excluded.request_id,
          status = excluded.status, headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at`,
     );
-    this.oldestStmt = this.db.prepare('SELECT rowid, expires_at FROM idempotency_records WHERE rowid > ? ORDER BY rowid LIMIT ?');
+    // The LIMIT is written, not bound: SQLite prepares a statement again whenever a bound LIMIT is rebound.
+    this.oldestStmt = this.db.prepare(`SELECT rowid, expires_at FROM idempotency_records WHERE rowid > ? ORDER BY rowid LIMIT ${SWEEP_BATCH}`);
     this.sweepStmt = this.db.prepare('DELETE FROM idempotency_records WHERE rowid BETWEEN ? AND ? AND expires_at <= ?');
 
     // Files written by earlier versions kept markers as rows. The file is locked to this process, so a
@@ -236,7 +237,7 @@ export class SqliteEdgeState implements EdgeState {
     for (const [scope, marker] of this.markers) if (marker.expiresAt <= now) this.markers.delete(scope);
     if (this.closed) return;
     for (let after = 0; ; ) {
-      const batch = this.oldestStmt.all(after, SWEEP_BATCH);
+      const batch = this.oldestStmt.all(after);
       if (batch.length === 0) return;
       const firstLive = batch.findIndex((row) => row.expires_at > now);
       const last = firstLive === -1 ? batch[batch.length - 1] : batch[firstLive - 1];
