@@ -334,9 +334,8 @@ describe('crashes and restarts', () => {
     await system.killGateway(victim);
     await orphan;
     if (system.mode === 'embedded') {
-      // The marker is on disk, but edge.db is locked to one process: a marker found when it opens was
-      // left by a dead process, and is dropped. The retry executes at once (the services answer a
-      // re-executed request with its first result).
+      // edge.db is locked to one process, so the marker lives in that process's memory and dies with it.
+      // The retry executes at once (the services answer a re-executed request with its first result).
       await system.restart();
       urls = system.baseUrls;
       const retry = await echo(gw(0), { token: ws.pat, key, body: { crash: true } });

@@ -15,6 +15,15 @@ const file = freshFile();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const claim = (n: number): IdempotencyClaim => ({ fingerprint: `fp-${n}`, owner: `owner-${n}`, requestId: `req_${n}` });
 const response = { status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') };
+/** The scopes of the rows in the file, in insertion order (read once no handle holds its lock). */
+const rows = (own: string) => {
+  const db = new Database(own, { readonly: true });
+  try {
+    return (db.prepare('SELECT scope FROM idempotency_records ORDER BY rowid').all() as Array<{ scope: string }>).map((r) => r.scope);
+  } finally {
+    db.close();
+  }
+};
 
 describe('SqliteEdgeState', () => {
   edgeStateContract({ open: async () => new SqliteEdgeState(file), sharedCounters: false });
@@ -65,6 +74,35 @@ describe('SqliteEdgeState: markers of a dead process', () => {
     }
   });
 
+  it('keeps in-progress markers out of the file: a begin writes nothing, only complete commits', async () => {
+    const own = freshFile();
+    const state = new SqliteEdgeState(own);
+    try {
+      await state.begin('running', claim(1), 10_000);
+      await state.begin('done', claim(2), 10_000);
+      await state.complete('done', claim(2), response, 60_000);
+    } finally {
+      await state.close(); // the file is locked while a handle is open: read it afterwards
+    }
+    expect(rows(own)).toEqual(['done']);
+  });
+
+  it('drops a marker row an earlier version left in the file (markers were rows then)', async () => {
+    const own = freshFile();
+    await new SqliteEdgeState(own).close(); // creates the table
+    const db = new Database(own);
+    db.prepare(
+      `INSERT INTO idempotency_records (scope, fingerprint, state, owner, request_id, expires_at) VALUES ('orphan', 'fp-1', 'running', 'owner-1', 'req_1', ?)`,
+    ).run(Date.now() + 60_000);
+    db.close();
+    const state = new SqliteEdgeState(own);
+    try {
+      expect((await state.begin('orphan', claim(2), 10_000)).outcome).toBe('started');
+    } finally {
+      await state.close();
+    }
+  });
+
   it('a second handle in the same process keeps the first handle’s live markers', async () => {
     const own = freshFile();
     const first = new SqliteEdgeState(own);
@@ -80,22 +118,18 @@ describe('SqliteEdgeState: markers of a dead process', () => {
 });
 
 describe('SqliteEdgeState: sweeping', () => {
-  const rows = (own: string) => {
-    const db = new Database(own, { readonly: true });
-    try {
-      return (db.prepare('SELECT scope FROM idempotency_records ORDER BY rowid').all() as Array<{ scope: string }>).map((r) => r.scope);
-    } finally {
-      db.close();
-    }
-  };
 
   it('deletes the expired records from the oldest on, in batches, and keeps every live one', async () => {
     const own = freshFile();
     const state = new SqliteEdgeState(own);
-    for (let i = 0; i < 1200; i++) await state.begin(`old-${i}`, claim(i), 50); // more than two sweep batches
+    const kept = async (scope: string, n: number, ttlMs: number) => {
+      await state.begin(scope, claim(n), 10_000);
+      await state.complete(scope, claim(n), response, ttlMs);
+    };
+    for (let i = 0; i < 1200; i++) await kept(`old-${i}`, i, 50); // more than two sweep batches
     await sleep(80);
-    await state.begin('live', claim(-1), 60_000);
-    await state.begin('late-expiring', claim(-2), 50);
+    await kept('live', -1, 60_000);
+    await kept('late-expiring', -2, 50);
     await sleep(80);
     state.sweep();
     await state.close();

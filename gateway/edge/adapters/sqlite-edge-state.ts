@@ -1,29 +1,44 @@
-// Embedded adapter of the edge-state port (one gateway process): idempotency records in SQLite under
-// DATA_DIR (edge.db, WAL) so they survive a restart, and rate-limit counters in memory (a restart
-// starts fresh windows, which can only let a client through early, never refuse it wrongly), as are
-// attempt backoffs (a restart forgets lockouts: it can only let an attempt through early).
+// Embedded adapter of the edge-state port (one gateway process): completed idempotency records in
+// SQLite under DATA_DIR (edge.db, WAL) so they survive a restart; in-progress markers, rate-limit
+// counters and attempt backoffs in memory.
 //
-// Every write is one atomic statement on the fast path — begin is a conditional upsert (insert, or
-// take over an expired record), complete an UPDATE guarded by the owner — so a POST costs two small
-// commits; the rare other cases (a live record to report, a marker that vanished) run in IMMEDIATE
-// transactions.
+// Why markers need no file: edge.db is locked exclusively to this process (a second process on the same
+// DATA_DIR is refused instead of racing, which also spares every commit its file-lock system calls), so
+// a marker can only ever be seen by this process, and a marker this process left when it died is
+// dropped when the file is opened again anyway (the services answer a re-executed request with its
+// first result). Kept in memory they cost nothing to write: a POST under a key costs one point read
+// (begin) and one small commit (complete) instead of two commits. Every method checks and changes the
+// markers and the file synchronously, with no await in between, so each is atomic in the one thread.
+// A restart starts with no markers, as it did when they were rows deleted at start-up; counters and
+// backoffs likewise start fresh, which can only let a client or an attempt through early.
 //
-// The file belongs to one process: it is locked exclusively (a second process on the same DATA_DIR is
-// refused instead of racing), which also spares every commit its file-lock system calls. Handles
-// opened on the same file within the process share one connection.
+// Handles opened on the same file within the process share one connection and one set of markers.
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AttemptOutcome, BackoffPolicy, BeginOutcome, EdgeState, IdempotencyClaim, StoredResponse, WindowCount } from '../ports/edge-state';
 
+/** A completed record (the table's `state` column is always 'done' now; 'running' rows are from older versions). */
 interface Row {
   fingerprint: string;
-  state: 'running' | 'done';
-  owner: string | null;
   request_id: string;
-  status: number | null;
-  headers: string | null;
+  status: number;
+  headers: string;
   body: Buffer | null;
   expires_at: number;
+}
+
+/** An attempt in progress under a scope: who owns it and until when its lease runs. */
+interface Marker {
+  fingerprint: string;
+  owner: string;
+  requestId: string;
+  expiresAt: number;
+}
+
+interface Shared {
+  db: Database.Database;
+  handles: number;
+  markers: Map<string, Marker>;
 }
 
 export interface SqliteEdgeStateOptions {
@@ -31,14 +46,14 @@ export interface SqliteEdgeStateOptions {
   sweepEveryMs?: number;
 }
 
-const COLUMNS = 'fingerprint, state, owner, request_id, status, headers, body, expires_at';
+const COLUMNS = 'fingerprint, request_id, status, headers, body, expires_at';
 /** Rows examined per step of a sweep. */
 const SWEEP_BATCH = 500;
 
-const connections = new Map<string, { db: Database.Database; handles: number }>();
+const connections = new Map<string, Shared>();
 
-/** Opens (or shares) the file's connection; `first` when this call opened it. */
-function openShared(file: string): { db: Database.Database; first: boolean } {
+/** Opens (or shares) the file's connection and markers; `first` when this call opened it. */
+function openShared(file: string): Shared & { first: boolean } {
   const key = path.resolve(file);
   let shared = connections.get(key);
   const first = !shared;
@@ -55,11 +70,11 @@ function openShared(file: string): { db: Database.Database; first: boolean } {
       if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new Error(`${key} is in use by another process (one embedded system per DATA_DIR)`);
       throw err;
     }
-    shared = { db, handles: 0 };
+    shared = { db, handles: 0, markers: new Map() };
     connections.set(key, shared);
   }
   shared.handles += 1;
-  return { db: shared.db, first };
+  return { ...shared, first };
 }
 
 function releaseShared(file: string): void {
@@ -73,23 +88,21 @@ function releaseShared(file: string): void {
 export class SqliteEdgeState implements EdgeState {
   readonly kind = 'embedded';
   private readonly db: Database.Database;
+  /** In-progress markers by scope, shared by the handles of the file (see the header). */
+  private readonly markers: Map<string, Marker>;
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private readonly attempts = new Map<string, { attempts: number; lockedUntil: number; forgetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly get: Database.Statement<[string], Row>;
-  private readonly claim: Database.Statement<[string, string, string, string, number, number]>;
-  private readonly finish: Database.Statement<[number, string, Buffer, number, string, string]>;
+  private readonly get: Database.Statement<[string, number], Row>;
   private readonly put: Database.Statement<[string, string, string, number, string, Buffer, number]>;
-  private readonly renewStmt: Database.Statement<[number, string, string, number]>;
-  private readonly releaseStmt: Database.Statement<[string, string, number]>;
-  private readonly oldestStmt: Database.Statement<[number, number], { rowid: number; expires_at: number }>;
+  private readonly oldestStmt: Database.Statement<[number], { rowid: number; expires_at: number }>;
   private readonly sweepStmt: Database.Statement<[number, number, number]>;
   private closed = false;
-  private readonly completeTx: (scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number) => boolean;
 
   constructor(private readonly file: string, options: SqliteEdgeStateOptions = {}) {
-    const { db, first } = openShared(file);
+    const { db, markers, first } = openShared(file);
     this.db = db;
+    this.markers = markers;
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS idempotency_records (
         scope TEXT PRIMARY KEY,
@@ -106,44 +119,23 @@ export class SqliteEdgeState implements EdgeState {
       -- every begin and complete another page write.
       DROP INDEX IF EXISTS idempotency_records_expiry;
     `);
-    this.get = this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_records WHERE scope = ?`);
-    // Insert, or take over a record whose time is up; a live record is left alone (0 changes).
-    this.claim = this.db.prepare(
-      `INSERT INTO idempotency_records (scope, fingerprint, state, owner, request_id, expires_at) VALUES (?, ?, 'running', ?, ?, ?)
-       ON CONFLICT(scope) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', owner = excluded.owner,
-         request_id = excluded.request_id, status = NULL, headers = NULL, body = NULL, expires_at = excluded.expires_at
-       WHERE idempotency_records.expires_at <= ?`,
-    );
-    this.finish = this.db.prepare(
-      `UPDATE idempotency_records SET state = 'done', owner = NULL, status = ?, headers = ?, body = ?, expires_at = ?
-       WHERE scope = ? AND owner = ? AND state = 'running'`,
-    );
+    // Only completed records are written; a 'running' row can only be a dead process's (dropped below).
+    this.get = this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_records WHERE scope = ? AND state = 'done' AND expires_at > ?`);
+    // The completed record, in place of any earlier one under the scope (only an expired one can be there: checked first).
     this.put = this.db.prepare(
       `INSERT INTO idempotency_records (scope, fingerprint, state, owner, request_id, status, headers, body, expires_at)
        VALUES (?, ?, 'done', NULL, ?, ?, ?, ?, ?)
        ON CONFLICT(scope) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'done', owner = NULL, request_id = excluded.request_id,
          status = excluded.status, headers = excluded.headers, body = excluded.body, expires_at = excluded.expires_at`,
     );
-    this.renewStmt = this.db.prepare(
-      `UPDATE idempotency_records SET expires_at = ? WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`,
-    );
-    this.releaseStmt = this.db.prepare(`DELETE FROM idempotency_records WHERE scope = ? AND owner = ? AND state = 'running' AND expires_at > ?`);
-    this.oldestStmt = this.db.prepare('SELECT rowid, expires_at FROM idempotency_records WHERE rowid > ? ORDER BY rowid LIMIT ?');
+    // The LIMIT is written, not bound: SQLite prepares a statement again whenever a bound LIMIT is rebound.
+    this.oldestStmt = this.db.prepare(`SELECT rowid, expires_at FROM idempotency_records WHERE rowid > ? ORDER BY rowid LIMIT ${SWEEP_BATCH}`);
     this.sweepStmt = this.db.prepare('DELETE FROM idempotency_records WHERE rowid BETWEEN ? AND ? AND expires_at <= ?');
 
-    // complete() when the owner's marker is gone: write unless another attempt holds a live record.
-    const complete = this.db.transaction((scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number): boolean => {
-      const now = Date.now();
-      if (this.finish.run(response.status, JSON.stringify(response.headers), response.body, now + ttlMs, scope, claim.owner).changes === 1) return true;
-      const row = this.get.get(scope);
-      if (row && row.expires_at > now) return false;
-      this.put.run(scope, claim.fingerprint, claim.requestId, response.status, JSON.stringify(response.headers), response.body, now + ttlMs);
-      return true;
-    });
-    this.completeTx = (scope, claim, response, ttlMs) => complete.immediate(scope, claim, response, ttlMs);
-    // The file is locked to this process, so an in-progress marker found when the connection opens was
-    // left by a process that died mid-request: drop it, and a retry executes at once instead of waiting
-    // out the lease (safe: the services answer a re-executed request with its first result).
+    // Files written by earlier versions kept markers as rows. The file is locked to this process, so a
+    // marker found when the connection opens was left by a process that died mid-request: drop it, and a
+    // retry executes at once instead of waiting out the lease (safe: the services answer a re-executed
+    // request with its first result).
     if (first) this.db.prepare(`DELETE FROM idempotency_records WHERE state = 'running'`).run();
     this.sweeper = setInterval(() => this.sweep(), options.sweepEveryMs ?? 60_000);
     this.sweeper.unref();
@@ -184,35 +176,52 @@ export class SqliteEdgeState implements EdgeState {
   }
 
   async begin(scope: string, claim: IdempotencyClaim, leaseMs: number): Promise<BeginOutcome> {
-    for (;;) {
-      const now = Date.now();
-      if (this.claim.run(scope, claim.fingerprint, claim.owner, claim.requestId, now + leaseMs, now).changes === 1) return { outcome: 'started' };
-      const row = this.get.get(scope);
-      // Gone or expired between the two statements (released, swept, timed out): claim again.
-      if (!row || row.expires_at <= Date.now()) continue;
-      if (row.state === 'running') return { outcome: 'running', fingerprint: row.fingerprint, requestId: row.request_id };
+    const now = Date.now();
+    const marker = this.markers.get(scope);
+    if (marker && marker.expiresAt > now) return { outcome: 'running', fingerprint: marker.fingerprint, requestId: marker.requestId };
+    const row = this.get.get(scope, now);
+    if (row) {
       return {
         outcome: 'done',
         fingerprint: row.fingerprint,
         requestId: row.request_id,
-        response: { status: row.status!, headers: JSON.parse(row.headers!) as Record<string, string>, body: row.body ?? Buffer.alloc(0) },
+        response: { status: row.status, headers: JSON.parse(row.headers) as Record<string, string>, body: row.body ?? Buffer.alloc(0) },
       };
     }
+    // No live record: take the scope (over an expired marker, whose owner can then no longer complete).
+    this.markers.set(scope, { fingerprint: claim.fingerprint, owner: claim.owner, requestId: claim.requestId, expiresAt: now + leaseMs });
+    return { outcome: 'started' };
   }
 
   async renew(scope: string, owner: string, leaseMs: number): Promise<boolean> {
     const now = Date.now();
-    return this.renewStmt.run(now + leaseMs, scope, owner, now).changes === 1;
+    const marker = this.markers.get(scope);
+    if (!marker || marker.owner !== owner || marker.expiresAt <= now) return false;
+    marker.expiresAt = now + leaseMs;
+    return true;
   }
 
   async complete(scope: string, claim: IdempotencyClaim, response: StoredResponse, ttlMs: number): Promise<boolean> {
-    const headers = JSON.stringify(response.headers);
-    if (this.finish.run(response.status, headers, response.body, Date.now() + ttlMs, scope, claim.owner).changes === 1) return true;
-    return this.completeTx(scope, claim, response, ttlMs);
+    const now = Date.now();
+    const marker = this.markers.get(scope);
+    if (marker?.owner !== claim.owner) {
+      // The owner's marker is gone (its lease expired and the scope was taken over, or it was swept):
+      // write unless another attempt holds a live record.
+      if (marker && marker.expiresAt > now) return false;
+      if (this.get.get(scope, now)) return false;
+    }
+    // While the owner's marker is in place nobody completed the scope since its begin (a completion
+    // removes the marker, a takeover replaces it), so the write needs no read.
+    this.put.run(scope, claim.fingerprint, claim.requestId, response.status, JSON.stringify(response.headers), response.body, now + ttlMs);
+    this.markers.delete(scope);
+    return true;
   }
 
   async release(scope: string, owner: string): Promise<boolean> {
-    return this.releaseStmt.run(scope, owner, Date.now()).changes === 1;
+    const marker = this.markers.get(scope);
+    if (!marker || marker.owner !== owner || marker.expiresAt <= Date.now()) return false;
+    this.markers.delete(scope);
+    return true;
   }
 
   /**
@@ -225,9 +234,10 @@ export class SqliteEdgeState implements EdgeState {
     const now = Date.now();
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
     for (const [key, entry] of this.attempts) if (entry.forgetAt <= now) this.attempts.delete(key);
+    for (const [scope, marker] of this.markers) if (marker.expiresAt <= now) this.markers.delete(scope);
     if (this.closed) return;
     for (let after = 0; ; ) {
-      const batch = this.oldestStmt.all(after, SWEEP_BATCH);
+      const batch = this.oldestStmt.all(after);
       if (batch.length === 0) return;
       const firstLive = batch.findIndex((row) => row.expires_at > now);
       const last = firstLive === -1 ? batch[batch.length - 1] : batch[firstLive - 1];
