@@ -16,10 +16,7 @@ import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { usePlaintextMesh } from '../../services/shared/grpc/mesh';
 import { connectAdmin } from '../../gateway/clients';
 import { repoRoot } from '../../services/shared/paths';
-import { BackupRefused } from './backup/data-dir';
-import { holdsFromEnv } from './backup/holds';
-import { restoreBackup } from './backup/restore';
-import { takeBackup } from './backup/take';
+import { BackupRefused } from './backup/refused';
 import { ENVIRONMENT_HELP } from './help';
 import { parseLegalIdentity, parseNumberMap, parsePositiveId } from './parse';
 import { readNewPassword } from './password';
@@ -301,6 +298,8 @@ group(program, 'cash-register', 'cash registers (the API creates bank accounts o
 /** Progress of backup and restore: stderr, so that stdout stays the one JSON object. */
 const progressOn = (command: string) => (line: string) => process.stderr.write(`invoicing ${command}: ${line}\n`);
 
+// backup and restore load their modules when run: they need better-sqlite3, which only the embedded
+// install has (the service images run this CLI too, for users, workspaces and tokens).
 program
   .command('backup')
   .description('copy an embedded DATA_DIR consistently while the system runs (SQLite online backup, then files)')
@@ -308,6 +307,7 @@ program
   .requiredOption('--to <path>', 'a new (or empty) directory for the backup')
   .option('--pages-per-step <n>', 'database pages copied per step (progress is reported per step)', '1000')
   .action(async (o) => {
+    const [{ takeBackup }, { holdsFromEnv }] = await Promise.all([import('./backup/take'), import('./backup/holds')]);
     print(
       await takeBackup({
         dataDir: o.dataDir,
@@ -326,7 +326,10 @@ program
   .requiredOption('--from <path>', 'a directory written by invoicing backup')
   .requiredOption('--data-dir <dir>', 'the DATA_DIR to restore into (empty, or give --force)')
   .option('--force', 'replace what the DATA_DIR holds')
-  .action(async (o) => print(await restoreBackup({ from: o.from, dataDir: o.dataDir, force: Boolean(o.force), progress: progressOn('restore') })));
+  .action(async (o) => {
+    const { restoreBackup } = await import('./backup/restore');
+    print(await restoreBackup({ from: o.from, dataDir: o.dataDir, force: Boolean(o.force), progress: progressOn('restore') }));
+  });
 
 program
   .usage('[options] <command>')

@@ -21,6 +21,13 @@ import { isolatedMongoUrl, realEngineEnv } from '../support/real-engines';
 import { dist, startProcess, startSystem, System } from '../support/system';
 import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
 
+/**
+ * These tests are about numbering across replicas, so every concurrent issue is admitted: before a
+ * process has timed an issue it admits ISSUE_ADMIT_INITIAL (10) at once and answers the rest 503
+ * issuing_overloaded (admission has its own tests: test/unit/documents-admission.test.ts).
+ */
+const NUMBERING_NOT_ADMISSION = { ISSUE_ADMIT_INITIAL: '100' };
+
 let system: System;
 let kafkaDir = '';
 let broker = '';
@@ -32,7 +39,7 @@ async function startDistributed(): Promise<void> {
   const port = /^kafka (\d+)$/m.exec(readFileSync(path.join(kafkaDir, 'ports'), 'utf8'))![1];
   broker = `127.0.0.1:${port}`;
   mongoUrl = isolatedMongoUrl(realEngineEnv().MONGO_URL, `inv_docs_${randomBytes(6).toString('hex')}`);
-  system = await startSystem({ mode: 'distributed', env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250' } });
+  system = await startSystem({ mode: 'distributed', env: { KAFKA_BROKERS: broker, MONGO_URL: mongoUrl, OUTBOX_INTERVAL_MS: '250', ...NUMBERING_NOT_ADMISSION } });
 }
 
 async function stopDistributed(): Promise<void> {
@@ -152,6 +159,9 @@ async function startReplica(): Promise<{ child: ChildProcess; address: string }>
     KAFKA_BROKERS: broker,
     SERVICE: 'documents',
     GRPC_PORT: '0',
+    // Any free admin port: the default (50052) may be held by another system of the run.
+    ADMIN_GRPC_PORT: '0',
+    ...NUMBERING_NOT_ADMISSION,
     IDENTITY_ADDR: system.cliEnv.IDENTITY_ADDR,
     CONTACTS_ADDR: system.cliEnv.CONTACTS_ADDR,
     JWT_SECRET: randomBytes(32).toString('base64url'),

@@ -28,6 +28,8 @@ const env = {
   MONGO_URL: isolatedMongoUrl(engines.MONGO_URL, `inv_lb_${randomBytes(6).toString('hex')}`),
   SERVICE: 'contacts',
   GRPC_PORT: '0',
+  // Any free admin port: the default (50052) may be held by another system of the run.
+  ADMIN_GRPC_PORT: '0',
   JWT_SECRET: randomBytes(32).toString('base64url'),
   CURSOR_SECRET: randomBytes(32).toString('base64url'),
   URL_SECRET: randomBytes(32).toString('base64url'),

@@ -5,15 +5,9 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
-/** A refusal of `backup` or `restore`: a code to branch on and a message that says what to do (exit 1). */
-export class BackupRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { BackupRefused } from './refused';
+
+export { BackupRefused };
 
 /** Top-level entries of DATA_DIR that are not data, and why. */
 export const LEFT_OUT: Record<string, string> = {
