@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Api } from '../support/api';
+import { Api, eventually } from '../support/api';
 import { CZ_SUPPLIER, docsWorkspace, DocsWorkspace } from '../support/documents';
 import { tokenFor } from '../support/fixtures';
 import { pdfText } from '../support/pdf';
@@ -354,12 +354,20 @@ describe('PDF when the renderer is overloaded or unavailable', () => {
   });
 
   it('a full render queue answers 503 renderer_overloaded with Retry-After at once, never 500', async () => {
-    busy = await startSystem({ env: { RENDER_POOL_SIZE: '1', RENDER_QUEUE_MAX: '0' } });
+    busy = await startSystem({ metrics: true, env: { RENDER_POOL_SIZE: '1', RENDER_QUEUE_MAX: '0' } });
     const own = await docsWorkspace(busy);
     const drafts = await Promise.all(
       Array.from({ length: 4 }, async (_, i) => (await own.api.post(`${own.base}/invoices`, { purchaser_id: own.purchaser, line_items: [{ name: `A${i}`, unit_price: '10' }] })).body),
     );
     await own.api.get(`${own.base}/invoices/${drafts[0].id}/pdf`); // Chromium warm
+    // Its page back in the pool before the burst: on a busy machine the answer can arrive before the page
+    // is released, and a burst then finds the one page taken and every request refused.
+    const metricsUrl = busy.metricsUrls[busy.mode === 'embedded' ? 'embedded' : 'rendering'];
+    await eventually(async () => {
+      const text = await (await fetch(metricsUrl)).text();
+      const gauge = (name: string) => text.split('\n').find((r) => r.startsWith(`invoicing_work_queue_${name}{queue="pdf_render"} `))?.split(' ')[1];
+      expect([gauge('waiting'), gauge('running')]).toEqual(['0', '0']);
+    }, 30_000);
     const answers = await Promise.all(drafts.slice(1).map((d) => own.api.get(`${own.base}/invoices/${d.id}/pdf`)));
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses[0]).toBe(200);
