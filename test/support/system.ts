@@ -242,11 +242,25 @@ export function currentMode(): Mode {
   return (process.env.API_MODE as Mode) ?? 'embedded';
 }
 
+/**
+ * The run's shared system a file asking for `requested` gets, if any: only with no option but `mode`.
+ * Only the embedded system is shared by default: a shared distributed (or cluster) system lives through
+ * the whole run, and its background work on the one FerretDB (relays and lanes polling, pre-renders)
+ * slowed other files' latency checks — abuse-extraction-sandbox (distributed) failed 2 of 2 full runs
+ * with it. SHARED_SYSTEMS=all shares those too (docs/testing.md).
+ */
+export function sharedSystemFor(requested: StartOptions): SharedKey | undefined {
+  if (Object.keys(requested).some((option) => option !== 'mode')) return undefined;
+  const mode = requested.mode ?? currentMode();
+  const key: SharedKey = process.env.API_CLUSTER === '1' && mode === 'distributed' ? 'cluster' : mode;
+  return key === 'embedded' || process.env.SHARED_SYSTEMS === 'all' ? key : undefined;
+}
+
 export async function startSystem(requested: StartOptions = {}): Promise<System> {
   const inCluster = process.env.API_CLUSTER === '1' && (requested.mode ?? currentMode()) === 'distributed';
   const sharedUrl = process.env.SHARED_SYSTEMS_URL;
-  const needsOwn = Object.keys(requested).some((option) => option !== 'mode');
-  if (sharedUrl && !needsOwn) return attachShared(sharedUrl, inCluster ? 'cluster' : (requested.mode ?? currentMode()));
+  const sharedKey = sharedSystemFor(requested);
+  if (sharedUrl && sharedKey) return attachShared(sharedUrl, sharedKey);
   const options = inCluster ? clusterDefaults(requested) : requested;
   const mode = options.mode ?? currentMode();
   let proxy: RoundRobinProxy | undefined;

@@ -3,7 +3,7 @@
 // records what it is asked and answers a description, so no system is started.
 import http from 'node:http';
 import net from 'node:net';
-import { SharedSystemInfo, startSystem } from '../support/system';
+import { SharedSystemInfo, sharedSystemFor, startSystem } from '../support/system';
 
 const info: SharedSystemInfo = {
   mode: 'distributed',
@@ -18,7 +18,7 @@ const info: SharedSystemInfo = {
 let server: http.Server;
 const asked: string[] = [];
 let answer: { status: number; body: unknown } = { status: 200, body: info };
-const saved = { url: process.env.SHARED_SYSTEMS_URL, mode: process.env.API_MODE, cluster: process.env.API_CLUSTER };
+const saved = { url: process.env.SHARED_SYSTEMS_URL, mode: process.env.API_MODE, cluster: process.env.API_CLUSTER, sharing: process.env.SHARED_SYSTEMS };
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -29,7 +29,7 @@ beforeAll(async () => {
   process.env.SHARED_SYSTEMS_URL = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 });
 afterAll(async () => {
-  for (const [name, value] of [['SHARED_SYSTEMS_URL', saved.url], ['API_MODE', saved.mode], ['API_CLUSTER', saved.cluster]] as const) {
+  for (const [name, value] of [['SHARED_SYSTEMS_URL', saved.url], ['API_MODE', saved.mode], ['API_CLUSTER', saved.cluster], ['SHARED_SYSTEMS', saved.sharing]] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
@@ -40,6 +40,27 @@ beforeEach(() => {
   answer = { status: 200, body: info };
   delete process.env.API_CLUSTER;
   process.env.API_MODE = 'distributed';
+  process.env.SHARED_SYSTEMS = 'all';
+});
+
+describe('which files share a system (sharedSystemFor)', () => {
+  it('by default only the embedded system is shared; SHARED_SYSTEMS=all shares the distributed and cluster ones too', () => {
+    delete process.env.SHARED_SYSTEMS;
+    expect(sharedSystemFor({ mode: 'embedded' })).toBe('embedded');
+    expect(sharedSystemFor({})).toBeUndefined(); // API_MODE=distributed
+    process.env.API_CLUSTER = '1';
+    expect(sharedSystemFor({})).toBeUndefined();
+    process.env.SHARED_SYSTEMS = 'all';
+    expect(sharedSystemFor({})).toBe('cluster');
+    delete process.env.API_CLUSTER;
+    expect(sharedSystemFor({})).toBe('distributed');
+  });
+
+  it('a file that passes any option but the mode gets a system of its own', () => {
+    expect(sharedSystemFor({ mode: 'embedded', private: true })).toBeUndefined();
+    expect(sharedSystemFor({ mode: 'embedded', env: {} })).toBeUndefined();
+    expect(sharedSystemFor({ mode: 'embedded', metrics: true })).toBeUndefined();
+  });
 });
 
 describe('startSystem() without options: the run’s shared system of the mode', () => {
