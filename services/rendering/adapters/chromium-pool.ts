@@ -196,7 +196,10 @@ export class ChromiumPool implements PdfRenderer {
   }
 
   private async print(page: Page, html: string): Promise<Buffer> {
-    await page.setContent(html, { waitUntil: 'load', timeout: this.options.timeoutMs });
+    // The render's own timer (timeoutMs, renderOnce) decides: Playwright's timeout is only a backstop a
+    // second later. At the same value the two raced, and Playwright's TimeoutError, which crosses the
+    // worker as a plain error, was answered render_failed instead of render_timeout.
+    await page.setContent(html, { waitUntil: 'load', timeout: this.options.timeoutMs + 1_000 });
     return page.pdf({ format: 'A4', printBackground: true, preferCSSPageSize: true });
   }
 
