@@ -6,6 +6,7 @@
 //
 // Each replica sits behind a small TCP relay that counts the HTTP/2 HEADERS frames the client opens
 // streams with: the number of requests that reached that replica, observed from outside.
+import { RemoteCallError } from '../../services/shared/grpc/errors';
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { ContactsServiceService } from '../../gen/invoicing/contacts/v1/contacts';
@@ -142,9 +143,22 @@ describe('a channel to two replicas (round_robin)', () => {
           } else {
             const key = randomUUID().replace(/-/g, '');
             keys.push(key);
-            await client.createContact({ tenant, name: `Replica ${n}`, invoice_account_id: 0, invoice_account: { name: `Replica ${n} s.r.o.` } }, {
-              idempotency: { key, fingerprint: key },
-            });
+            const create = () =>
+              client.createContact({ tenant, name: `Replica ${n}`, invoice_account_id: 0, invoice_account: { name: `Replica ${n} s.r.o.` } }, {
+                idempotency: { key, fingerprint: key },
+              });
+            // As a client must (spec: idempotency_in_progress means retry later): a create whose first attempt
+            // died with the replica after claiming its key is answered in_progress until the dead writer's
+            // claim lapses (CLAIM_GRACE_MS, 30 s); retried with the same key it is then applied once.
+            for (let attempt = 0; ; attempt++) {
+              try {
+                await create();
+                break;
+              } catch (err) {
+                if (attempt >= 120 || (err as RemoteCallError).detail?.code !== 'idempotency_in_progress') throw err;
+                await new Promise((resolve) => setTimeout(resolve, 500));
+              }
+            }
           }
         } catch (err) {
           failures.push(`${n}: ${(err as Error).message}`);
