@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { docsWorkspace, DocsWorkspace, line } from '../support/documents';
 import { startSystem, System } from '../support/system';
+import { random as seeded } from '../../deploy/seed/fake'; // mulberry32: the kill moments are the same on every run
 
 const CLIENTS = 20;
 const KILLS = 5;
@@ -20,17 +21,6 @@ const GIVE_UP_MS = 45_000;
  */
 const SLOWEST_AFTER_RESTART_MS = 10_000;
 
-/** mulberry32: a small seeded generator, so the kill moments are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

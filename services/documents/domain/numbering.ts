@@ -199,10 +199,10 @@ export class Numbering {
         seq = walk.seq;
         continue;
       }
-      const todo = requests.filter((r) => !results.has(r.doc.id));
-      if (!todo.length) break;
+      const unnumbered = requests.filter((r) => !results.has(r.doc.id));
+      if (!unnumbered.length) break;
       const reservedAt = this.clock.now().toISOString();
-      const batch = todo.map((r, i): PendingNumber => pendingFor(r, year, seq.last + i + 1, reservedAt));
+      const batch = unnumbered.map((r, i): PendingNumber => pendingFor(r, year, seq.last + i + 1, reservedAt));
       try {
         seq = await this.store.sequences.update({ ...seq, last: seq.last + batch.length, pending: batch, updated_at: reservedAt });
       } catch (err) {

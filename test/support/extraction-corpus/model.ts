@@ -19,17 +19,10 @@ export interface CorpusDocument {
   receiptTime: string;
 }
 
-/** mulberry32: small, fast, good enough for test data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, seeded: the one the seeding command uses (deploy/seed/fake.ts). */
+import { random as rng } from '../../../deploy/seed/fake';
+
+export { rng };
 
 export class Rand {
   constructor(readonly next: () => number) {}
