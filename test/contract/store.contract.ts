@@ -94,6 +94,49 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
       expect(await find('.*')).toEqual([]);
     });
 
+    describe('findByUniqueKey: the document holding a unique key, through the key itself', () => {
+      it('answers the holder of a key, and null for a key nobody holds', async () => {
+        const c = items();
+        const saved = await c.insert(item(1, { code: 'A' }));
+        await c.insert(item(2, { code: 'B', tenant: 2 }));
+        expect(await c.findByUniqueKey('code:1:A')).toEqual(saved);
+        expect((await c.findByUniqueKey('code:2:B'))?.id).toBe(2);
+        expect(await c.findByUniqueKey('code:2:A')).toBeNull();
+        expect(await c.findByUniqueKey('code:1:Z')).toBeNull();
+      });
+
+      it('follows updates: a key given up is no longer found, a new one is, at the version written', async () => {
+        const c = items();
+        const saved = await c.insert(item(1, { code: 'A' }));
+        const renamed = await c.update({ ...saved, code: 'B' });
+        expect(await c.findByUniqueKey('code:1:A')).toBeNull();
+        expect(await c.findByUniqueKey('code:1:B')).toEqual(renamed);
+        await c.update({ ...renamed, gone: '2026-02-02' });
+        expect(await c.findByUniqueKey('code:1:B')).toBeNull();
+      });
+
+      it('a write that failed leaves no holder of the keys it claimed, and the earlier holder stays found', async () => {
+        const c = items();
+        const first = await c.insert(item(1, { code: 'A' }));
+        // Refused on its id after its key was claimed (the Mongo adapter claims keys before the write).
+        await expect(c.insert(item(1, { code: 'C' }))).rejects.toBeInstanceOf(DuplicateId);
+        expect(await c.findByUniqueKey('code:1:C')).toBeNull();
+        // Refused on a key another document holds.
+        await expect(c.insert(item(2, { code: 'A' }))).rejects.toBeInstanceOf(UniqueViolation);
+        expect(await c.findByUniqueKey('code:1:A')).toEqual(first);
+      });
+
+      it('keys are per collection: the same key in another collection is another document', async () => {
+        const a = items();
+        const b = items();
+        await a.insert(item(1, { code: 'A' }));
+        expect(await b.findByUniqueKey('code:1:A')).toBeNull();
+        await b.insert(item(7, { code: 'A' }));
+        expect((await b.findByUniqueKey('code:1:A'))?.id).toBe(7);
+        expect((await a.findByUniqueKey('code:1:A'))?.id).toBe(1);
+      });
+    });
+
     describe('substring index (searchField): `contains` answers exactly what a scan would', () => {
       const searchable = (name = collectionName()) =>
         store.collection<Item>({ name, indexes: [['tenant', 'live']], searchField: 'search' });

@@ -180,6 +180,7 @@ function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection
     get: (id) => guarded(() => collection.get(id)),
     getMany: (ids) => guarded(() => collection.getMany(ids)),
     findOne: (where) => guarded(() => collection.findOne(where)),
+    findByUniqueKey: (key) => guarded(() => collection.findByUniqueKey(key)),
     list: (query) => guarded(() => collection.list(query)),
     count: (where) => guarded(() => collection.count(where)),
     update: (doc) => guarded(() => collection.update(doc)),
@@ -402,6 +403,15 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
   async findOne(where: Where): Promise<T | null> {
     await this.ensureIndexes();
     return this.toDoc(await this.model.findOne(this.filter(where)).lean());
+  }
+
+  async findByUniqueKey(key: string): Promise<T | null> {
+    // Two reads by _id: the claim names its owner, and the owner holds the key only once its write landed
+    // (a claim outlives a failed write until released, and precedes a write in flight).
+    const claim = await this.claims.findById(this.claimId(key)).lean();
+    if (!claim) return null;
+    const owner = this.toDoc(await this.model.findById(claim.owner).lean());
+    return owner && this.keysOf(owner).includes(key) ? owner : null;
   }
 
   async list(query: ListQuery): Promise<T[]> {
