@@ -348,6 +348,54 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
       });
     });
 
+    describe('several unique keys added by one write (an issued document\'s number and number text)', () => {
+      // Two keys per document: the code, and the code's text under another prefix.
+      const paired = () =>
+        store.collection<Item>({
+          name: collectionName(),
+          uniqueKeys: (d) => (d.code && !d.gone ? [`code:${d.tenant}:${d.code}`, `text:${d.tenant}:${d.code.toLowerCase()}`] : []),
+        });
+
+      it('an update adding both keys holds both; another document can take neither', async () => {
+        const c = paired();
+        const doc = await c.insert(item(1));
+        const written = await c.update({ ...doc, code: 'N1' });
+        expect(await c.findByUniqueKey('code:1:N1')).toEqual(written);
+        expect(await c.findByUniqueKey('text:1:n1')).toEqual(written);
+        await expect(c.insert(item(2, { code: 'N1' }))).rejects.toBeInstanceOf(UniqueViolation);
+        const other = await c.insert(item(3));
+        await expect(c.update({ ...other, code: 'n1' })).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('when one of the keys is taken the write is refused and the other key is left free', async () => {
+        const c = paired();
+        // Holds text:1:n2 (through code "n2") but not code:1:N2.
+        await c.insert(item(1, { code: 'n2' }));
+        const doc = await c.insert(item(2));
+        await expect(c.update({ ...doc, code: 'N2' })).rejects.toBeInstanceOf(UniqueViolation);
+        expect((await c.get(2))!.code).toBeNull();
+        expect(await c.findByUniqueKey('code:1:N2')).toBeNull();
+        // Once the first document gives up text:1:n2, a third takes both keys at once: code:1:N2 was withdrawn
+        // when the refused write failed, not left claimed by it.
+        await c.update({ ...(await c.get(1))!, gone: '2026-02-02' });
+        const third = await c.insert(item(3));
+        expect((await c.update({ ...third, code: 'N2' })).code).toBe('N2');
+        expect((await c.findByUniqueKey('code:1:N2'))?.id).toBe(3);
+      });
+
+      it('two documents racing for the same pair: exactly one holds both keys', async () => {
+        const c = paired();
+        const docs = [await c.insert(item(1)), await c.insert(item(2)), await c.insert(item(3))];
+        const results = await Promise.allSettled(docs.map((d) => c.update({ ...d, code: 'RACE' })));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(UniqueViolation);
+        const holder = await c.findByUniqueKey('code:1:RACE');
+        expect(holder).not.toBeNull();
+        expect((await c.findByUniqueKey('text:1:race'))?.id).toBe(holder!.id);
+        expect(await c.count({ code: 'RACE' })).toBe(1);
+      });
+    });
+
     describe('increment (counters kept as a version)', () => {
       it('creates a missing document at version 1, then raises its version by one, readable at once', async () => {
         const c = store.collection<StoredDoc>({ name: collectionName() });

@@ -293,8 +293,15 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
     return `${this.spec.name}|${key}`;
   }
 
-  /** Claims every key for `owner` under `token`; on a taken key withdraws what it claimed and throws UniqueViolation. */
+  /**
+   * Claims every key for `owner` under `token`; on a taken key withdraws what it claimed and throws
+   * UniqueViolation. Several keys (an issued document's number and number text) in one insert.
+   */
   private async claimKeys(owner: number, keys: string[], token: string): Promise<void> {
+    if (keys.length > 1) {
+      await this.claimWanted(keys.map((key) => ({ owner, key })), token);
+      return;
+    }
     const claimed: string[] = [];
     try {
       for (const key of keys) {
@@ -344,6 +351,11 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
 
   /** After a successful write: the claims stay, `token`'s write no longer pends on them. */
   private async settle(owner: number, keys: string[], token: string): Promise<void> {
+    if (keys.length > 1) {
+      const ids = keys.map((key) => this.claimId(key));
+      await this.claims.updateMany({ _id: { $in: ids }, owner }, { $pull: { pending: token }, $inc: { rev: 1 } });
+      return;
+    }
     for (const key of keys) await this.claims.updateOne({ _id: this.claimId(key), owner }, { $pull: { pending: token }, $inc: { rev: 1 } });
   }
 
@@ -475,8 +487,15 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
    * write, or UniqueViolation). On a violation every claim made is withdrawn. Returns the keys by owner.
    */
   private async claimMany(docs: T[], token: string): Promise<Map<number, string[]>> {
+    return this.claimWanted(
+      docs.flatMap((doc) => this.keysOf(doc).map((key) => ({ owner: doc.id, key }))),
+      token,
+    );
+  }
+
+  /** claimMany's work, for any keys of any owners. */
+  private async claimWanted(wanted: Array<{ owner: number; key: string }>, token: string): Promise<Map<number, string[]>> {
     const claimed = new Map<number, string[]>();
-    const wanted = docs.flatMap((doc) => this.keysOf(doc).map((key) => ({ owner: doc.id, key })));
     if (wanted.length === 0) return claimed;
     const seen = new Set<string>();
     for (const { key } of wanted) {
