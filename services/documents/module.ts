@@ -21,7 +21,7 @@ import { documentSettingsHandlers, documentsAdminHandlers, documentsHandlers } f
 
 export const documentsModule: ServiceModule = {
   name: 'documents',
-  needs: { secrets: ['cursorSecret'], blobs: false },
+  needs: { secrets: ['cursorSecret'], blobs: false, peers: ['identity', 'contacts'] },
   async create({ adapters, secrets, log, peers }) {
     const store = documentsStore(adapters.store);
     const relay = new OutboxRelay([documentsOutbox(store.documents)], adapters.bus, log, outboxRelayOptions());

@@ -30,7 +30,7 @@ function testHoldFile(env: NodeJS.ProcessEnv = process.env): string | undefined 
 export const renderingModule: ServiceModule = {
   name: 'rendering',
   // PDFs in the blob store; the mail part paginates deliveries.
-  needs: { secrets: ['cursorSecret'], blobs: true },
+  needs: { secrets: ['cursorSecret'], blobs: true, peers: ['documents', 'identity'] },
   async create(deps) {
     const { adapters, log, peers } = deps;
     const { str, int } = readEnv();
