@@ -1362,8 +1362,14 @@ export interface components {
             line_items?: components["schemas"]["LineItemInput"][];
             /** @description Date of payment; mark_paid sets today when blank. A paid invoice keeps it (null → 422 paid_on_required). */
             paid_on?: components["schemas"]["NullableDate"];
+            /** @description Extension (e-invoicing, docs/e-invoicing.md): the buyer's reference (EN 16931 BT-10; XRechnung's Leitweg-ID). Printed on the e-invoice; locked once issued. */
+            buyer_reference?: string | null;
+            /** @description Extension: the buyer's purchase order number (EN 16931 BT-13). Locked once issued. */
+            order_reference?: string | null;
+            /** @description Extension: the contract the invoice bills (EN 16931 BT-12). Locked once issued. */
+            contract_reference?: string | null;
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         InvoiceUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1391,6 +1397,12 @@ export interface components {
             line_items?: components["schemas"]["LineItemInput"][];
             /** @description Date of payment; mark_paid sets today when blank. A paid invoice keeps it (null → 422 paid_on_required). */
             paid_on?: components["schemas"]["NullableDate"];
+            /** @description Extension (e-invoicing, docs/e-invoicing.md): the buyer's reference (EN 16931 BT-10; XRechnung's Leitweg-ID). Printed on the e-invoice; locked once issued. */
+            buyer_reference?: string | null;
+            /** @description Extension: the buyer's purchase order number (EN 16931 BT-13). Locked once issued. */
+            order_reference?: string | null;
+            /** @description Extension: the contract the invoice bills (EN 16931 BT-12). Locked once issued. */
+            contract_reference?: string | null;
         };
         /** @description A new draft credit note; purchaser_id is required unless invoice_id gives it. Lines are positive amounts. */
         CreditNoteCreate: {
@@ -1421,7 +1433,7 @@ export interface components {
             /** @description The source invoice (issued, same currency). Defaults purchaser, currency, rate and lines from it. */
             invoice_id?: components["schemas"]["NullableId"];
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         CreditNoteUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1479,7 +1491,7 @@ export interface components {
             /** @description Replaces all lines when given. */
             line_items?: components["schemas"]["LineItemInput"][];
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         ProformaUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1535,7 +1547,7 @@ export interface components {
             /** @description Replaces all lines when given. */
             line_items?: components["schemas"]["LineItemInput"][];
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         QuoteUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1631,6 +1643,12 @@ export interface components {
             proforma_id: number | null;
             /** @description The quote this invoice derives from. */
             quote_id: number | null;
+            /** @description Extension: the buyer's reference (EN 16931 BT-10). */
+            buyer_reference: string | null;
+            /** @description Extension: the purchase order number (EN 16931 BT-13). */
+            order_reference: string | null;
+            /** @description Extension: the contract reference (EN 16931 BT-12). */
+            contract_reference: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

@@ -175,6 +175,20 @@ const MATRIX: Case[] = [
     expect: ['DE89370400440532013000', '143/257/30876'],
   },
   {
+    name: "DE domestic with the buyer's references (buyer_reference = a Leitweg-ID, order and contract)",
+    supplier: 'de',
+    segment: 'invoices',
+    make: () =>
+      issueInvoice('de', 'de', {
+        variable_symbol: '',
+        buyer_reference: '04011000-12345-34',
+        order_reference: 'PO-2026-0815',
+        contract_reference: 'RV-2025/17',
+        line_items: [lineOf('Support', '90', '19', '4', { unit: 'h' })],
+      }),
+    expect: ['04011000-12345-34', 'PO-2026-0815', 'RV-2025/17'],
+  },
+  {
     name: 'DE → AT intra-EU reverse charge, paid',
     supplier: 'de',
     segment: 'invoices',
@@ -221,6 +235,33 @@ describe('GET /accounts/<account_id>/{invoices,credit_notes}/<id>/einvoice — t
       for (const w of warningsOf(validation)) warnings.add(w);
       for (const value of c.expect) expect(res.text).toContain(`>${value}<`);
     });
+  });
+});
+
+describe('invoice fields buyer_reference, order_reference, contract_reference (extension, BT-10/13/12)', () => {
+  it('are kept and returned, cleared by null, locked once issued; a credit note has none', async () => {
+    const { ws, buyers } = suppliers.de;
+    const created = await ws.api.post(`${ws.base}/invoices`, {
+      purchaser_id: buyers.de,
+      buyer_reference: ' 991-12345-06 ',
+      order_reference: 'PO-1',
+      line_items: [lineOf('Support', '90', '19')],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ buyer_reference: '991-12345-06', order_reference: 'PO-1', contract_reference: null });
+    const cleared = await ws.api.patch(`${ws.base}/invoices/${created.body.id}`, { order_reference: null, contract_reference: 'RV-1' });
+    expect(cleared.body).toMatchObject({ buyer_reference: '991-12345-06', order_reference: null, contract_reference: 'RV-1' });
+    expect((await ws.api.post(`${ws.base}/invoices/${created.body.id}/issue`)).status).toBe(200);
+    const locked = await ws.api.patch(`${ws.base}/invoices/${created.body.id}`, { buyer_reference: 'other' });
+    expect(locked.status).toBe(422);
+    expect(locked.body.error).toMatchObject({ code: 'document_locked', field: 'buyer_reference' });
+    // The unchanged value is accepted, as for every printed field.
+    expect((await ws.api.patch(`${ws.base}/invoices/${created.body.id}`, { buyer_reference: '991-12345-06' })).status).toBe(200);
+    const tooLong = await ws.api.post(`${ws.base}/invoices`, { purchaser_id: buyers.de, contract_reference: 'x'.repeat(201), line_items: [lineOf('A', '1', '19')] });
+    expect(tooLong.status).toBe(422);
+    const note = await ws.api.post(`${ws.base}/credit_notes`, { purchaser_id: buyers.de, buyer_reference: 'X', line_items: [lineOf('A', '1', '19')] });
+    expect(note.status).toBe(422);
+    expect(note.body.error.code).toBe('unknown_field');
   });
 });
 

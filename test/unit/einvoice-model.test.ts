@@ -5,7 +5,7 @@ import { ciiXml } from '../../services/rendering/domain/einvoice/cii';
 import { einvoiceModel, unitCode, vatCategory } from '../../services/rendering/domain/einvoice/model';
 import { ublXml } from '../../services/rendering/domain/einvoice/ubl';
 import { DomainError } from '../../services/shared/errors';
-import { CZ_BUYER, CZ_SELLER, DE_BUYER, printable } from '../support/einvoice-fixtures';
+import { CZ_BUYER, CZ_SELLER, DE_BUYER, printable } from './einvoice.fixtures';
 
 const ZERO_RATED = {
   line_items: [{ name: 'Audit', description: '', quantity: '1', unit: '', unit_price: '100.00', vat_rate: '0', discount: '0', net_amount: '100.00' }],
@@ -131,6 +131,20 @@ describe('einvoice_incomplete', () => {
   });
   it('a currency with 3 decimals cannot be expressed (BR-DEC-23)', () => {
     expect(incompleteOf(() => einvoiceModel(printable({ currency: 'KWD' }), CZ_SELLER))).toEqual([{ rule: 'BR-DEC-23', field: 'currency' }]);
+  });
+});
+
+describe("the buyer's references (BT-10, BT-13, BT-12)", () => {
+  it('are written where each syntax carries them, and left out when absent', () => {
+    const inv = einvoiceModel(printable({ buyer_reference: '04011000-12345-34', order_reference: 'PO-77', contract_reference: 'K-2026/1' }), CZ_SELLER);
+    const ubl = ublXml(inv);
+    expect(ubl).toContain('<cbc:BuyerReference>04011000-12345-34</cbc:BuyerReference><cac:OrderReference><cbc:ID>PO-77</cbc:ID></cac:OrderReference>');
+    expect(ubl).toContain('<cac:ContractDocumentReference><cbc:ID>K-2026/1</cbc:ID></cac:ContractDocumentReference><cac:AccountingSupplierParty>');
+    const cii = ciiXml(inv);
+    expect(cii).toContain('<ram:ApplicableHeaderTradeAgreement><ram:BuyerReference>04011000-12345-34</ram:BuyerReference>');
+    expect(cii).toContain('<ram:BuyerOrderReferencedDocument><ram:IssuerAssignedID>PO-77</ram:IssuerAssignedID></ram:BuyerOrderReferencedDocument><ram:ContractReferencedDocument><ram:IssuerAssignedID>K-2026/1</ram:IssuerAssignedID>');
+    const bare = ublXml(einvoiceModel(printable(), CZ_SELLER));
+    expect(bare).not.toMatch(/BuyerReference|OrderReference|ContractDocumentReference/);
   });
 });
 

@@ -31,7 +31,15 @@ export type ComposedFields = Pick<
   | 'totals'
   | 'invoice_id'
   | 'paid_on'
+  | 'buyer_reference'
+  | 'order_reference'
+  | 'contract_reference'
 >;
+
+/** The buyer's references an invoice carries to its e-invoice (BT-10, BT-13, BT-12). */
+export const REFERENCE_FIELDS = ['buyer_reference', 'order_reference', 'contract_reference'] as const;
+/** EN 16931 sets no length; 200 holds any Leitweg-ID or order number with room to spare. */
+export const MAX_REFERENCE_LENGTH = 200;
 
 /** Default payment term of invoices and proformas. */
 export const DUE_DAYS = 14;
@@ -134,8 +142,8 @@ export async function compose(
     }
   }
 
-  const optionalText = (key: 'note' | 'variable_symbol', parse: (v: string) => string) => {
-    if (!has(input, key)) return current ? current[key] : null;
+  const optionalText = (key: 'note' | 'variable_symbol' | (typeof REFERENCE_FIELDS)[number], parse: (v: string) => string) => {
+    if (!has(input, key)) return current ? (current[key] ?? null) : null;
     const value = input[key];
     return value && value.trim() ? parse(value) : null;
   };
@@ -165,5 +173,9 @@ export async function compose(
     totals,
     invoice_id: invoiceId,
     paid_on: paidOn,
-  };
+    // Invoices only: the API offers them on invoices alone; another type never has them.
+    ...Object.fromEntries(
+      REFERENCE_FIELDS.map((key) => [key, type === 'invoice' ? optionalText(key, (v) => text(v, key, MAX_REFERENCE_LENGTH)) : null]),
+    ),
+  } as ComposedFields;
 }

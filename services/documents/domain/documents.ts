@@ -12,7 +12,8 @@ import { INITIAL_STATUS, isLocked, PRINTED_FIELDS, withEvents } from './records'
 
 const COMPOSED_KEYS: Array<keyof ComposedFields> = [
   'purchaser_id', 'purchaser', 'issue_date', 'due_date', 'delivery_date', 'currency', 'exchange_rate', 'pdf_language', 'variable_symbol',
-  'bank_account_id', 'bank_account', 'note', 'line_items', 'totals', 'invoice_id', 'paid_on',
+  'bank_account_id', 'bank_account', 'note', 'line_items', 'totals', 'invoice_id', 'paid_on', 'buyer_reference', 'order_reference',
+  'contract_reference',
 ];
 /** Snapshots and totals follow the fields they derive from; they are not reported as changed on their own. */
 const DERIVED_KEYS = new Set<keyof ComposedFields>(['purchaser', 'bank_account', 'totals']);
@@ -66,7 +67,8 @@ export class Documents {
         fields.purchaser = doc.purchaser;
         fields.bank_account = doc.bank_account;
       }
-      const changed = COMPOSED_KEYS.filter((k) => !same(fields[k], doc[k]));
+      // A field a record predates (absent) equals null (buyer_reference & co. on older invoices).
+      const changed = COMPOSED_KEYS.filter((k) => !same(fields[k] ?? null, doc[k] ?? null));
       if (isLocked(doc)) {
         const locked = PRINTED_FIELDS.find((k) => changed.includes(k));
         if (locked) {

@@ -72,6 +72,9 @@ export function printable(d: Document): PrintableDocument {
     amount_due: d.amount_due,
     paid_on: d.paid_on ?? null,
     invoice_number: d.invoice?.number ?? null,
+    buyer_reference: d.buyer_reference ?? null,
+    order_reference: d.order_reference ?? null,
+    contract_reference: d.contract_reference ?? null,
     updated_at: d.updated_at,
   };
 }

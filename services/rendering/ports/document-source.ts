@@ -68,6 +68,10 @@ export interface PrintableDocument {
   paid_on: string | null;
   /** Credit notes: the number of the invoice they correct. */
   invoice_number: string | null;
+  /** Invoices: the buyer's references (e-invoice BT-10, BT-13, BT-12; not printed on the PDF). */
+  buyer_reference?: string | null;
+  order_reference?: string | null;
+  contract_reference?: string | null;
   updated_at: string;
 }
 

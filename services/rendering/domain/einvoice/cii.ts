@@ -83,7 +83,14 @@ export function ciiXml(inv: EInvoice): string {
     el(
       'rsm:SupplyChainTradeTransaction',
       ...inv.lines.map(lineItem),
-      el('ram:ApplicableHeaderTradeAgreement', tradeParty('ram:SellerTradeParty', inv.seller, 'seller'), tradeParty('ram:BuyerTradeParty', inv.buyer, 'buyer')),
+      el(
+        'ram:ApplicableHeaderTradeAgreement',
+        text('ram:BuyerReference', inv.buyerReference),
+        tradeParty('ram:SellerTradeParty', inv.seller, 'seller'),
+        tradeParty('ram:BuyerTradeParty', inv.buyer, 'buyer'),
+        inv.orderReference ? el('ram:BuyerOrderReferencedDocument', text('ram:IssuerAssignedID', inv.orderReference)) : null,
+        inv.contractReference ? el('ram:ContractReferencedDocument', text('ram:IssuerAssignedID', inv.contractReference)) : null,
+      ),
       el('ram:ApplicableHeaderTradeDelivery', inv.deliveryDate ? el('ram:ActualDeliverySupplyChainEvent', date('ram:OccurrenceDateTime', inv.deliveryDate)) : null),
       el(
         'ram:ApplicableHeaderTradeSettlement',

@@ -91,6 +91,10 @@ export interface EInvoice {
   paymentTerms: string | null;
   /** BT-25: a credit note's invoice. */
   precedingInvoice: string | null;
+  /** BT-10 buyer reference, BT-13 purchase order reference, BT-12 contract reference (invoices). */
+  buyerReference: string | null;
+  orderReference: string | null;
+  contractReference: string | null;
   seller: EParty;
   buyer: EParty;
   lines: ELine[];
@@ -294,6 +298,9 @@ export function einvoiceModel(doc: PrintableDocument, supplier: PrintedParty): E
     note: orNull(doc.note),
     paymentTerms: isInvoice ? null : doc.invoice_number ? `Credited against invoice ${doc.invoice_number}` : 'Refunded or credited on request',
     precedingInvoice: isInvoice ? null : doc.invoice_number,
+    buyerReference: orNull(doc.buyer_reference),
+    orderReference: orNull(doc.order_reference),
+    contractReference: orNull(doc.contract_reference),
     seller,
     buyer,
     lines,

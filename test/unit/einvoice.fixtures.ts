@@ -1,5 +1,7 @@
-// Documents as the rendering service reads them, for the e-invoice mapping's unit tests.
+// Documents as the rendering service reads them, for the e-invoice mapping's unit tests: the rendering
+// tests' printable document (rendering.fixtures.ts) with two rates, a discount and domestic parties.
 import { PrintableDocument, PrintedParty } from '../../services/rendering/ports/document-source';
+import { printable as printableBase } from './rendering.fixtures';
 
 export const CZ_SELLER: PrintedParty = {
   name: 'ACME s.r.o.',
@@ -32,18 +34,11 @@ export const CZ_BUYER: PrintedParty = {
 };
 
 export function printable(overrides: Partial<PrintableDocument> = {}): PrintableDocument {
-  return {
+  return printableBase({
     id: 7,
-    type: 'invoice',
     number: '2026000001',
-    status: 'exposed',
     supplier: CZ_SELLER,
     purchaser: CZ_BUYER,
-    issue_date: '2026-03-05',
-    due_date: '2026-03-19',
-    delivery_date: '2026-03-04',
-    currency: 'CZK',
-    pdf_language: 'cs',
     variable_symbol: '2026031',
     bank_account: { name: 'Fio banka', iban: 'CZ65 0800 0000 1920 0014 5399', account_number: '', bank_code: '', swift: 'GIBACZPX' },
     note: 'Děkujeme za spolupráci & <včas>',
@@ -60,9 +55,6 @@ export function printable(overrides: Partial<PrintableDocument> = {}): Printable
     total: '15735.85',
     credited_amount: '0.00',
     amount_due: '15735.85',
-    paid_on: null,
-    invoice_number: null,
-    updated_at: '2026-03-05T10:00:00.000Z',
     ...overrides,
-  };
+  });
 }
