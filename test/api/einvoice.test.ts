@@ -129,6 +129,14 @@ const MATRIX: Case[] = [
     expect: ['AE', 'VATEX-EU-AE', '2400.00', 'DE811907980'],
   },
   {
+    name: 'CZ domestic in EUR at 21 %: the VAT also in CZK, the workspace currency (BT-6, BT-111)',
+    supplier: 'cz',
+    segment: 'invoices',
+    make: () => issueInvoice('cz', 'cz', { currency: 'EUR', exchange_rate: '25.125', line_items: [lineOf('Licence', '1000', '21')] }),
+    // 210.00 EUR × 25.125 = 5276.25 CZK
+    expect: ['1210.00', '210.00', '5276.25', 'CZK'],
+  },
+  {
     name: 'CZ → US export outside the EU, in USD, with a deduction line',
     supplier: 'cz',
     segment: 'invoices',

@@ -81,6 +81,21 @@ describe('amounts', () => {
   });
 });
 
+describe('VAT accounting currency (BT-6, BT-111)', () => {
+  it('a document in another currency than the workspace states its VAT total × exchange_rate in the workspace currency', () => {
+    const doc = printable({ currency: 'EUR', exchange_rate: '25.125', accounting_currency: 'CZK' });
+    const inv = einvoiceModel(doc, CZ_SELLER);
+    // 2690.85 × 25.125 = 67607.600… → 67607.61 (rounded once, half away from zero)
+    expect(inv.taxCurrency).toEqual({ code: 'CZK', vat: '67607.61' });
+    expect(ublXml(inv)).toContain('<cac:TaxTotal><cbc:TaxAmount currencyID="CZK">67607.61</cbc:TaxAmount></cac:TaxTotal>');
+    expect(ciiXml(inv)).toContain('<ram:TaxCurrencyCode>CZK</ram:TaxCurrencyCode><ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>');
+  });
+  it('none in the workspace currency, or for a record that predates it', () => {
+    expect(einvoiceModel(printable({ exchange_rate: '1', accounting_currency: null }), CZ_SELLER).taxCurrency).toBeNull();
+    expect(einvoiceModel(printable({ currency: 'EUR', exchange_rate: '25' }), CZ_SELLER).taxCurrency).toBeNull();
+  });
+});
+
 describe('payment means', () => {
   it('IBAN → 58 SEPA credit transfer with the BIC; the variable symbol is the payment id for CZ and SK', () => {
     expect(einvoiceModel(printable(), CZ_SELLER).payment).toEqual({

@@ -34,6 +34,7 @@ export type ComposedFields = Pick<
   | 'buyer_reference'
   | 'order_reference'
   | 'contract_reference'
+  | 'accounting_currency'
 >;
 
 /** The buyer's references an invoice carries to its e-invoice (BT-10, BT-13, BT-12). */
@@ -173,6 +174,7 @@ export async function compose(
     totals,
     invoice_id: invoiceId,
     paid_on: paidOn,
+    accounting_currency: currency === settings.currency ? null : settings.currency,
     // Invoices only: the API offers them on invoices alone; another type never has them.
     ...Object.fromEntries(
       REFERENCE_FIELDS.map((key) => [key, type === 'invoice' ? optionalText(key, (v) => text(v, key, MAX_REFERENCE_LENGTH)) : null]),

@@ -88,6 +88,7 @@ export function toDocumentMessage(view: DocumentView): Document {
     buyer_reference: opt(d.buyer_reference ?? null),
     order_reference: opt(d.order_reference ?? null),
     contract_reference: opt(d.contract_reference ?? null),
+    accounting_currency: opt(d.accounting_currency ?? null),
   };
 }
 

@@ -54,6 +54,10 @@ export interface PrintableDocument {
   due_date: string | null;
   delivery_date: string | null;
   currency: string;
+  /** Units of accounting_currency per unit of currency. */
+  exchange_rate?: string;
+  /** The VAT accounting currency when it is not `currency` (e-invoice BT-6), else null. */
+  accounting_currency?: string | null;
   pdf_language: string;
   variable_symbol: string | null;
   bank_account: PrintedBank | null;

@@ -95,6 +95,7 @@ export function ciiXml(inv: EInvoice): string {
       el(
         'ram:ApplicableHeaderTradeSettlement',
         text('ram:PaymentReference', pay?.paymentId),
+        text('ram:TaxCurrencyCode', inv.taxCurrency?.code),
         text('ram:InvoiceCurrencyCode', inv.currency),
         pay
           ? el(
@@ -129,6 +130,7 @@ export function ciiXml(inv: EInvoice): string {
           text('ram:LineTotalAmount', t.lineNet),
           text('ram:TaxBasisTotalAmount', t.taxExclusive),
           text('ram:TaxTotalAmount', t.vat, { currencyID: inv.currency }),
+          inv.taxCurrency ? text('ram:TaxTotalAmount', inv.taxCurrency.vat, { currencyID: inv.taxCurrency.code }) : null,
           text('ram:GrandTotalAmount', t.taxInclusive),
           isZero(t.prepaid) ? null : text('ram:TotalPrepaidAmount', t.prepaid),
           text('ram:DuePayableAmount', t.payable),

@@ -85,6 +85,8 @@ export interface EInvoice {
   /** BT-72 */
   deliveryDate: string | null;
   currency: string;
+  /** BT-6 VAT accounting currency and BT-111 the VAT total in it (a foreign-currency document), else null. */
+  taxCurrency: { code: string; vat: string } | null;
   /** BT-22 */
   note: string | null;
   /** BT-20: a credit note's terms (it has no due date). */
@@ -218,6 +220,16 @@ function payment(doc: PrintableDocument, seller: EParty): EPayment | null {
   return { meansCode: '30', account, ...common };
 }
 
+/**
+ * BT-6 / BT-111: a document in another currency than the workspace's states its VAT in the workspace
+ * currency too (CZ and SK law require it): the VAT total × exchange_rate, rounded once (BR-53 needs both).
+ */
+function taxCurrency(doc: PrintableDocument): EInvoice['taxCurrency'] {
+  const code = doc.accounting_currency;
+  if (!code || code === doc.currency || !doc.exchange_rate || minorUnits(code) > 2) return null;
+  return { code, vat: formatMoney(new Decimal(doc.vat_total).times(doc.exchange_rate), code) };
+}
+
 /** A line as EN 16931 wants it: a deduction's sign on its quantity, its discount as a line allowance. */
 function line(l: PrintableDocument['line_items'][number], index: number, currency: string, category: VatCategory): ELine {
   const price = new Decimal(l.unit_price);
@@ -295,6 +307,7 @@ export function einvoiceModel(doc: PrintableDocument, supplier: PrintedParty): E
     dueDate: isInvoice ? doc.due_date : null,
     deliveryDate: doc.delivery_date,
     currency: doc.currency,
+    taxCurrency: taxCurrency(doc),
     note: orNull(doc.note),
     paymentTerms: isInvoice ? null : doc.invoice_number ? `Credited against invoice ${doc.invoice_number}` : 'Refunded or credited on request',
     precedingInvoice: isInvoice ? null : doc.invoice_number,

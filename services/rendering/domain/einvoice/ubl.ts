@@ -86,6 +86,7 @@ export function ublXml(inv: EInvoice): string {
     text(credit ? 'cbc:CreditNoteTypeCode' : 'cbc:InvoiceTypeCode', credit ? '381' : '380'),
     text('cbc:Note', inv.note),
     text('cbc:DocumentCurrencyCode', inv.currency),
+    text('cbc:TaxCurrencyCode', inv.taxCurrency?.code),
     text('cbc:BuyerReference', inv.buyerReference),
     inv.orderReference ? el('cac:OrderReference', text('cbc:ID', inv.orderReference)) : null,
     inv.precedingInvoice ? el('cac:BillingReference', el('cac:InvoiceDocumentReference', text('cbc:ID', inv.precedingInvoice))) : null,
@@ -122,6 +123,8 @@ export function ublXml(inv: EInvoice): string {
         ),
       ),
     ),
+    // BT-111: the VAT total in the accounting currency, a TaxTotal of its own without a breakdown.
+    inv.taxCurrency ? el('cac:TaxTotal', text('cbc:TaxAmount', inv.taxCurrency.vat, { currencyID: inv.taxCurrency.code })) : null,
     el(
       'cac:LegalMonetaryTotal',
       money('cbc:LineExtensionAmount', inv.totals.lineNet),
