@@ -5,7 +5,7 @@
 // total is caught (the validator is live); the ETag/304/Content-Disposition rules of the PDF route; the
 // 422s; another workspace's document is 404. Runs against both modes.
 import { Api } from '../support/api';
-import { CZ_SUPPLIER, docsWorkspace, DocsWorkspace } from '../support/documents';
+import { CZ_SUPPLIER, docsWorkspace, DocsWorkspace, setDocumentSettings } from '../support/documents';
 import { EInvoiceValidator, errorsOf, Syntax, warningsOf } from '../support/einvoice-validator';
 import { startSystem, System } from '../support/system';
 
@@ -270,6 +270,30 @@ describe('invoice fields buyer_reference, order_reference, contract_reference (e
     const note = await ws.api.post(`${ws.base}/credit_notes`, { purchaser_id: buyers.de, buyer_reference: 'X', line_items: [lineOf('A', '1', '19')] });
     expect(note.status).toBe(422);
     expect(note.body.error.code).toBe('unknown_field');
+  });
+});
+
+describe('VAT accounting currency (BT-6) is the one the document was issued under', () => {
+  it('a later change of the workspace currency leaves BT-6 and BT-111 of an issued invoice as they were', async () => {
+    const ws = await docsWorkspace(system);
+    const buyer = await ws.api.post(`${ws.base}/contacts`, { name: 'Odběratel', invoice_account: BUYERS.cz });
+    const created = await ws.api.post(`${ws.base}/invoices`, {
+      purchaser_id: buyer.body.invoice_account_id,
+      currency: 'EUR',
+      exchange_rate: '25',
+      line_items: [lineOf('Licence', '100', '21')],
+    });
+    expect((await ws.api.post(`${ws.base}/invoices/${created.body.id}/issue`)).status).toBe(200);
+    const before = await exportOf(ws.api, ws.base, 'invoices', created.body.id, 'ubl');
+    expect(before.text).toContain('<cbc:TaxCurrencyCode>CZK</cbc:TaxCurrencyCode>');
+    expect(before.text).toContain('<cbc:TaxAmount currencyID="CZK">525.00</cbc:TaxAmount>');
+    await setDocumentSettings(system, ws.id, { currency: 'EUR' });
+    // An edit that is allowed on an issued invoice re-composes it under today's settings.
+    expect((await ws.api.patch(`${ws.base}/invoices/${created.body.id}`, { pdf_language: 'en' })).status).toBe(200);
+    const after = await exportOf(ws.api, ws.base, 'invoices', created.body.id, 'ubl');
+    expect(after.text).toContain('<cbc:TaxCurrencyCode>CZK</cbc:TaxCurrencyCode>');
+    expect(after.text).toContain('<cbc:TaxAmount currencyID="CZK">525.00</cbc:TaxAmount>');
+    expect(errorsOf(await validator.validate('ubl', after.text))).toEqual([]);
   });
 });
 
