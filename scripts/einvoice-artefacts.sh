@@ -32,7 +32,7 @@ if [[ -f "$dir/.complete" ]]; then
 fi
 t0=$(date +%s)
 rm -rf "$dir" && mkdir -p "$dir"
-log "fetching Saxon-HE and the EN 16931 / UBL / CII artefacts from Maven Central (first time, ~30 s)…"
+log "fetching Saxon-HE and the EN 16931 / UBL / CII artefacts from Maven Central (first time, ~1 min)…"
 cp "$SRC/pom.xml" "$dir/pom.xml" # run Maven outside the checkout (no target/ in the repo)
 if ! (cd "$dir" && mvn -q -B -Dmaven.repo.local="$CACHE/m2" dependency:copy-dependencies -DoutputDirectory="$dir/libs" >"$dir/mvn.log" 2>&1); then
   tail -n 40 "$dir/mvn.log" >&2
