@@ -7,6 +7,7 @@
 import { Api } from '../support/api';
 import { CZ_SUPPLIER, docsWorkspace, DocsWorkspace, setDocumentSettings } from '../support/documents';
 import { EInvoiceValidator, errorsOf, Syntax, warningsOf } from '../support/einvoice-validator';
+import { tokenFor } from '../support/fixtures';
 import { startSystem, System } from '../support/system';
 
 const SK_SUPPLIER = {
@@ -364,6 +365,16 @@ describe('GET …/einvoice — refusals', () => {
     expect(res.body.error.details).toEqual([
       { rule: 'BR-11', field: 'purchaser.address.country_alpha2', message: expect.stringContaining('postal address') },
     ]);
+  });
+
+  it('403 without read:invoices (a credit-notes reader), 200 with it', async () => {
+    const { ws } = suppliers.cz;
+    const inv = await issueInvoice('cz', 'cz', { line_items: [lineOf('Servis', '100', '21')] });
+    const notesOnly = await tokenFor(system, 'live', ws.id, 'read:credit_notes');
+    const refused = await ws.api.get(`${ws.base}/invoices/${inv.id}/einvoice?format=ubl`, { token: notesOnly });
+    expect(refused.status).toBe(403);
+    const reader = await tokenFor(system, 'live', ws.id, 'read:invoices');
+    expect((await ws.api.get(`${ws.base}/invoices/${inv.id}/einvoice?format=ubl`, { token: reader })).status).toBe(200);
   });
 
   it("404 for another workspace's document, and for an id of the other type", async () => {
