@@ -4,6 +4,7 @@
 import { ciiXml } from '../../services/rendering/domain/einvoice/cii';
 import { einvoiceModel, unitCode, vatCategory } from '../../services/rendering/domain/einvoice/model';
 import { ublXml } from '../../services/rendering/domain/einvoice/ubl';
+import { el, serialize, text } from '../../services/rendering/domain/einvoice/xml';
 import { DomainError } from '../../services/shared/errors';
 import { CZ_BUYER, CZ_SELLER, DE_BUYER, printable } from './einvoice.fixtures';
 
@@ -164,6 +165,11 @@ describe("the buyer's references (BT-10, BT-13, BT-12)", () => {
 });
 
 describe('XML', () => {
+  it('drops characters XML 1.0 cannot carry and escapes attributes', () => {
+    expect(serialize(el('a', { b: 'x"<&' }, text('c', 'tab\tbell\u0007end')))).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<a b="x&quot;&lt;&amp;"><c>tab\tbellend</c></a>\n');
+    expect(serialize(el('a', text('b', null), text('c', '')))).toContain('<a/>');
+  });
+
   it('escapes text and writes UBL Invoice / CreditNote and CII 380 / 381', () => {
     const inv = einvoiceModel(printable(), CZ_SELLER);
     const ubl = ublXml(inv);
