@@ -15,13 +15,24 @@ EN16931_VERSION=1.3.16
 log() { printf '[einvoice-artefacts] %s\n' "$*" >&2; }
 die() { printf '[einvoice-artefacts] ERROR: %s\n' "$*" >&2; exit 1; }
 
-command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || die "java/javac not found (scripts/engines.sh provision installs the JDK)"
-command -v mvn >/dev/null 2>&1 || die "mvn not found (scripts/engines.sh provision installs Maven)"
-command -v unzip >/dev/null 2>&1 || die "unzip is required (apt-get install unzip)"
-
 mkdir -p "$CACHE"
 exec 8>"$CACHE/.einvoice-artefacts.lock"
 flock 8
+
+# scripts/engines.sh installs Java and Maven for Kafka; a machine with only the JRE gets the JDK of the same
+# release (javac compiles the runner), as engines.sh installs its packages.
+need=()
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need+=(maven)
+command -v unzip >/dev/null 2>&1 || need+=(unzip)
+if ((${#need[@]})); then
+  sudo=()
+  [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
+  log "apt: installing ${need[*]}…"
+  export DEBIAN_FRONTEND=noninteractive
+  { "${sudo[@]}" apt-get install -y -q "${need[@]}" || { "${sudo[@]}" apt-get update -q && "${sudo[@]}" apt-get install -y -q "${need[@]}"; }; } \
+    >"$CACHE/einvoice-apt.log" 2>&1 || { tail -n 20 "$CACHE/einvoice-apt.log" >&2; die "apt-get install ${need[*]} failed (log: $CACHE/einvoice-apt.log)"; }
+fi
 
 # Cache key: the pom, the runner's source, the schematron release and the JDK.
 key="$({ cat "$SRC/pom.xml" "$SRC/EInvoiceValidator.java"; echo "$EN16931_VERSION"; javac -version 2>&1; } | sha256sum | cut -c1-16)"
