@@ -38,7 +38,7 @@ export type ComposedFields = Pick<
 >;
 
 /** The buyer's references an invoice carries to its e-invoice (BT-10, BT-13, BT-12). */
-export const REFERENCE_FIELDS = ['buyer_reference', 'order_reference', 'contract_reference'] as const;
+type ReferenceField = 'buyer_reference' | 'order_reference' | 'contract_reference';
 /** EN 16931 sets no length; 200 holds any Leitweg-ID or order number with room to spare. */
 export const MAX_REFERENCE_LENGTH = 200;
 
@@ -143,11 +143,14 @@ export async function compose(
     }
   }
 
-  const optionalText = (key: 'note' | 'variable_symbol' | (typeof REFERENCE_FIELDS)[number], parse: (v: string) => string) => {
+  const optionalText = (key: 'note' | 'variable_symbol' | ReferenceField, parse: (v: string) => string) => {
     if (!has(input, key)) return current ? (current[key] ?? null) : null;
     const value = input[key];
     return value && value.trim() ? parse(value) : null;
   };
+  // Invoices only: the API offers them on invoices alone; another type never has them.
+  const reference = (key: ReferenceField) =>
+    type === 'invoice' ? optionalText(key, (v) => text(v, key, MAX_REFERENCE_LENGTH)) : null;
 
   // Lines: given, else kept (re-priced when the currency changed), else a credit note copies its invoice.
   let lines = current?.line_items ?? [];
@@ -175,9 +178,8 @@ export async function compose(
     invoice_id: invoiceId,
     paid_on: paidOn,
     accounting_currency: currency === settings.currency ? null : settings.currency,
-    // Invoices only: the API offers them on invoices alone; another type never has them.
-    ...Object.fromEntries(
-      REFERENCE_FIELDS.map((key) => [key, type === 'invoice' ? optionalText(key, (v) => text(v, key, MAX_REFERENCE_LENGTH)) : null]),
-    ),
-  } as ComposedFields;
+    buyer_reference: reference('buyer_reference'),
+    order_reference: reference('order_reference'),
+    contract_reference: reference('contract_reference'),
+  };
 }
