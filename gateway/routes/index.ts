@@ -4,8 +4,9 @@ import { bankAccountRoutes, contactRoutes } from './contacts';
 import { documentRoutes } from './documents';
 import { expenseFileRoutes } from './expense-files';
 import { expenseRoutes } from './expenses';
+import { einvoiceRoutes } from './einvoices';
 import { pdfRoutes } from './pdfs';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseFileRoutes, ...expenseRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...einvoiceRoutes, ...expenseFileRoutes, ...expenseRoutes];

@@ -12,6 +12,7 @@ import { ChromiumPool, DEFAULT_WORKSPACE_QUEUE_MAX, defaultWorkspaceConcurrency 
 import { GrpcDocumentSource } from './adapters/grpc-document-source';
 import { handlebarsTemplate } from './adapters/handlebars-template';
 import { subscribePrerender } from './adapters/prerender-consumer';
+import { EInvoices } from './domain/einvoices';
 import { Pdfs } from './domain/pdfs';
 import { renderingHandlers } from './grpc/handlers';
 import { mailPart } from './mail';
@@ -57,7 +58,7 @@ export const renderingModule: ServiceModule = {
     const built = await Promise.all(parts.map((part) => part.create({ ...deps, log: log.child({ part: part.name }), pdfs })));
     return {
       bindings: [
-        restrict(implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs), log), { callers: ['gateway'] }),
+        restrict(implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs, new EInvoices(source)), log), { callers: ['gateway'] }),
         ...built.flatMap((b) => b.bindings),
       ],
       stop: async () => {
