@@ -1,6 +1,14 @@
 // Finding the value that belongs to a label: after it in the same segment, in the next segment of the
 // same line, or in the segment below it (forms print the value under the label).
+import { LABELS } from './labels';
 import { Line, Segment } from './layout';
+
+/** Any field's label: a segment that is one is another key, never this key's value. */
+const FIELD_LABEL = new RegExp(
+  [LABELS.documentNumber, LABELS.issueDate, LABELS.dueDate, LABELS.taxPointDate, LABELS.variableSymbol, LABELS.iban, LABELS.bic, LABELS.customerBlock, LABELS.supplierBlock].map((r) => `^(?:${r.source})[\\s:.#]*$`).join('|'),
+  'iu',
+);
+export const isBareLabel = (text: string) => FIELD_LABEL.test(text.trim());
 
 export interface Found {
   text: string;
@@ -20,17 +28,24 @@ export function valuesAfterLabel(lines: Line[], i: number, label: RegExp): Found
   const m = label.exec(seg.text)!;
   const rest = seg.text.slice(m.index + m[0].length).replace(/^[\s:.#№]+/u, '').trim();
   if (rest) out.push({ text: rest, line: i, inline: true });
-  for (const next of line.segments.slice(segIndex + 1)) out.push({ text: next.text, line: i, inline: true });
+  // Right of the label up to the next label: in a row of labels ("Number | Date | Due") each label's
+  // value is below it, not the next label's.
+  for (const next of line.segments.slice(segIndex + 1)) {
+    if (isBareLabel(next.text)) break;
+    out.push({ text: next.text, line: i, inline: true });
+  }
   const below = segmentBelow(lines, i, seg);
   if (below) out.push({ text: below.text, line: i + 1, inline: false });
   return out;
 }
 
-/** The segment on the next line that overlaps `seg` horizontally. */
+/** The segment on the next line that overlaps `seg` horizontally the most (a row of narrow labels over
+ * wider values: the value under a label may also touch its neighbour's). */
 export function segmentBelow(lines: Line[], i: number, seg: Segment): Segment | undefined {
   const next = lines[i + 1];
   if (!next || next.page !== lines[i].page) return undefined;
-  return next.segments.find((s) => s.x0 < seg.x1 + 0.02 && s.x1 > seg.x0 - 0.02);
+  const overlap = (s: Segment) => Math.min(s.x1, seg.x1 + 0.02) - Math.max(s.x0, seg.x0 - 0.02);
+  return next.segments.filter((s) => overlap(s) > 0).sort((a, b) => overlap(b) - overlap(a))[0];
 }
 
 /** The lines of a block (supplier, customer) under its label, in the label's column, up to a blank
@@ -54,9 +69,17 @@ export function blockBelow(lines: Line[], i: number, label: RegExp, stop: RegExp
   const labelIndex = line.segments.indexOf(seg);
   const right = line.segments[labelIndex + 1]?.x0 ?? 1.01;
   const left = seg.x0 - 0.03;
-  for (let j = i + 1; j < lines.length && j <= i + maxLines && lines[j].page === line.page; j++) {
+  let skipped = 0;
+  for (let j = i + 1; j < lines.length && j <= i + maxLines + skipped && lines[j].page === line.page; j++) {
     const inColumn = lines[j].segments.filter((s) => s.x0 >= left && s.x0 < right - 0.01);
     if (inColumn.length === 0) {
+      // A row of the other column only (its lines interleave with the block's): not the block's end.
+      // A segment reaching into the column (a full-width table, a heading) is.
+      const crosses = lines[j].segments.some((s) => s.x1 > left && s.x0 < right - 0.01);
+      if (!crosses && skipped < 4) {
+        skipped++;
+        continue;
+      }
       if (out.length > 0) break;
       continue;
     }
