@@ -34,9 +34,29 @@ export function valuesAfterLabel(lines: Line[], i: number, label: RegExp): Found
     if (isBareLabel(next.text)) break;
     out.push({ text: next.text, line: i, inline: true });
   }
-  const below = segmentBelow(lines, i, seg);
-  if (below) out.push({ text: below.text, line: i + 1, inline: false });
+  const below = valueBelow(lines, i, segIndex);
+  if (below) out.push({ text: below, line: i + 1, inline: false });
   return out;
+}
+
+/**
+ * The value under label segment `k` of line `i`: the words of the next line whose centre lies in the
+ * label's column, from the label's left edge to the next segment on its line (a row of labels over a row
+ * of values: "Number | Date | Due" above "2026-7 12.03.2026 26.03.2026", however narrow the gaps).
+ * Without word boxes, the segment below that overlaps the label most.
+ */
+function valueBelow(lines: Line[], i: number, k: number): string | undefined {
+  const seg = lines[i].segments[k];
+  const below = segmentBelow(lines, i, seg);
+  if (!below?.words) return below?.text;
+  const nextLabel = lines[i].segments[k + 1];
+  const previous = lines[i].segments[k - 1];
+  const left = previous ? Math.min(seg.x0, (previous.x1 + seg.x0) / 2) : -1;
+  const right = nextLabel ? nextLabel.x0 - 0.005 : 2;
+  const inColumn = below.words.filter((w) => (w.x0 + w.x1) / 2 >= left && (w.x0 + w.x1) / 2 < right);
+  // Values left of the label's own start belong to the label before it.
+  const own = previous ? inColumn.filter((w) => w.x1 > seg.x0 - 0.01) : inColumn;
+  return own.length ? own.map((w) => w.text).join(' ') : undefined;
 }
 
 /** The segment on the next line that overlaps `seg` horizontally the most (a row of narrow labels over

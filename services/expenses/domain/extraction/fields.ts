@@ -22,7 +22,7 @@ export interface ParsedFields {
 export function parseFields(lines: Line[], options: ParseOptions = {}): ParsedFields {
   const broad = options.broad ?? false;
   const now = options.now ?? new Date();
-  const { supplier, confidence, customerLines } = findSupplier(lines, broad);
+  const { supplier, confidence, outsideCustomer } = findSupplier(lines, broad);
   const amounts = findAmounts(lines, broad);
   Object.assign(confidence, amounts.confidence);
 
@@ -42,7 +42,7 @@ export function parseFields(lines: Line[], options: ParseOptions = {}): ParsedFi
     line_items: amounts.line_items,
   };
 
-  readIban(lines, fields, confidence, broad, customerLines);
+  readIban(lines, fields, confidence, broad, outsideCustomer);
   readBic(lines, fields, confidence);
   readDocumentNumber(lines, fields, confidence);
   readDates(lines, fields, confidence, now, broad);
@@ -51,11 +51,12 @@ export function parseFields(lines: Line[], options: ParseOptions = {}): ParsedFi
   return { fields, confidence };
 }
 
-function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfidence, broad: boolean, customerLines: Set<number>): void {
-  for (const pass of [false, true]) {
-    for (let i = 0; i < lines.length; i++) {
-      if (customerLines.has(i) && !pass) continue;
-      for (const m of lines[i].text.toUpperCase().matchAll(/\b([A-Z]{2}\s?[0-9O]{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?)\b/g)) {
+/** The supplier's account: outside the customer's block first (the customer's own IBAN may be printed
+ * in it), then anywhere. */
+function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfidence, broad: boolean, outsideCustomer: Line[]): void {
+  for (const scope of [outsideCustomer, lines]) {
+    for (let i = 0; i < scope.length; i++) {
+      for (const m of scope[i].text.toUpperCase().matchAll(/\b([A-Z]{2}\s?[0-9O]{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?)\b/g)) {
         const compact = m[1].replace(/\s/g, '');
         const candidates = [compact];
         if (broad) candidates.push(compact.slice(0, 2) + digitsFromLookalikes(compact.slice(2)));
@@ -64,7 +65,7 @@ function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfi
           for (let len = c.length; len >= 15; len--) {
             if (isValidIban(c.slice(0, len))) {
               fields.iban = c.slice(0, len);
-              confidence.iban = LABELS.iban.test(lines[i].text) ? 0.98 : 0.92;
+              confidence.iban = LABELS.iban.test(scope[i].text) ? 0.98 : 0.92;
               return;
             }
           }

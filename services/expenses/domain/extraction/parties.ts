@@ -4,13 +4,15 @@ import { ExtractedSupplier } from '../../ports/extractor';
 import { digitsFromLookalikes, isValidIco, isValidVatId } from './checks';
 import { BlockLine, blockBelow, segmentBelow } from './context';
 import { COUNTRIES, LABELS, LEGAL_FORM, TITLES } from './labels';
-import { Line } from './layout';
+import { Line, Segment } from './layout';
 
 export interface SupplierResult {
   supplier: ExtractedSupplier;
   confidence: Record<string, number>;
-  /** Lines that belong to the customer (ignored when looking for the supplier's ids). */
-  customerLines: Set<number>;
+  /** The document without the customer's block (its segments removed, line indices kept): where the
+   * supplier's ids and account are looked for. The block is told by its label and its column, per
+   * segment: the supplier's block often shares its lines, one column over. */
+  outsideCustomer: Line[];
 }
 
 const ANY_LABEL = new RegExp(
@@ -23,26 +25,31 @@ const STREET = /\p{L}.*\s\d+[a-zA-Z]?(?:\/\d+[a-zA-Z]?)?\b|^\d+[a-zA-Z]?\s+\p{L}
 
 export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
   const confidence: Record<string, number> = {};
-  const customerLines = new Set<number>();
+  const customerSegments = new Map<number, Set<Segment>>();
   const stop = new RegExp(`${LABELS.customerBlock.source}|${LABELS.supplierBlock.source}|${LABELS.documentNumber.source}|${LABELS.itemHeader.source}`, 'iu');
   for (let i = 0; i < lines.length; i++) {
     if (LABELS.customerBlock.test(lines[i].text)) {
-      for (const b of blockBelow(lines, i, LABELS.customerBlock, stop, 9)) customerLines.add(b.line);
+      for (const b of blockBelow(lines, i, LABELS.customerBlock, stop, 9)) {
+        // The block's own segments of that line (blockBelow may give a trimmed copy of the label's segment).
+        const own = lines[b.line].segments.filter((s) => b.segments.some((x) => x.x0 === s.x0 && x.x1 === s.x1));
+        customerSegments.set(b.line, new Set([...(customerSegments.get(b.line) ?? []), ...own]));
+      }
     }
   }
+  const isCustomer = (i: number, seg: Segment) => customerSegments.get(i)?.has(seg) ?? false;
   let block: BlockLine[] = [];
   let fromLabel = false;
   const labelLine = lines.findIndex((l) => l.segments.some((s) => LABELS.supplierBlock.test(s.text) && s.text.length < 40));
   if (labelLine >= 0) {
     block = blockBelow(lines, labelLine, LABELS.supplierBlock, stop, 9);
     fromLabel = block.length > 0;
-    for (const b of block) customerLines.delete(b.line);
+    for (const b of block) for (const seg of lines[b.line].segments) if (b.segments.some((x) => x.x0 === seg.x0 && x.x1 === seg.x1)) customerSegments.get(b.line)?.delete(seg);
   }
   if (!fromLabel) {
     // Letterhead or receipt: the lines at the top, before the first labelled field or the customer.
     for (let i = 0; i < Math.min(lines.length, 10); i++) {
       const text = lines[i].segments[0]?.text ?? '';
-      if (customerLines.has(i) || (ANY_LABEL.test(text) && !ID_LINE.test(text))) {
+      if ((lines[i].segments[0] && isCustomer(i, lines[i].segments[0])) || (ANY_LABEL.test(text) && !ID_LINE.test(text))) {
         if (block.length > 0) break;
         continue;
       }
@@ -101,12 +108,16 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
     const page = lines[block[0].line].page;
     readIds(block.map((b) => ({ page, segments: b.segments, text: b.text })), () => true, supplier, confidence, broad);
   }
-  if (!supplier.registration_id && !supplier.vat_id) readIds(lines, (i) => !customerLines.has(i), supplier, confidence, broad);
+  const outsideCustomer = lines.map((line, i) => {
+    const segments = line.segments.filter((seg) => !isCustomer(i, seg));
+    return segments.length === line.segments.length ? line : { ...line, segments, text: segments.map((seg) => seg.text).join('  ') };
+  });
+  if (!supplier.registration_id && !supplier.vat_id) readIds(outsideCustomer, () => true, supplier, confidence, broad);
   if (!supplier.address.country_alpha2 && supplier.vat_id) {
     supplier.address.country_alpha2 = supplier.vat_id.slice(0, 2) === 'EL' ? 'GR' : supplier.vat_id.slice(0, 2);
     confidence['supplier.address.country_alpha2'] = 0.7;
   }
-  return { supplier, confidence, customerLines };
+  return { supplier, confidence, outsideCustomer };
 }
 
 type IdKind = 'vat' | 'tax' | 'reg';
