@@ -34,28 +34,46 @@ export function valuesAfterLabel(lines: Line[], i: number, label: RegExp): Found
     if (isBareLabel(next.text)) break;
     out.push({ text: next.text, line: i, inline: true });
   }
-  const below = valueBelow(lines, i, segIndex);
+  const below = valueBelow(lines, i, segIndex, label);
   if (below) out.push({ text: below, line: i + 1, inline: false });
   return out;
 }
 
 /**
  * The value under label segment `k` of line `i`: the words of the next line whose centre lies in the
- * label's column, from the label's left edge to the next segment on its line (a row of labels over a row
- * of values: "Number | Date | Due" above "2026-7 12.03.2026 26.03.2026", however narrow the gaps).
- * Without word boxes, the segment below that overlaps the label most.
+ * label's column, from the label's first word to the next word on its line (a row of labels over a row
+ * of values: "Number | Date | Due" above "2026-7 12.03.2026 26.03.2026", however narrow the gaps, and
+ * whichever segments the reader cut them into). Without word boxes, the segment below that overlaps
+ * the label most.
  */
-function valueBelow(lines: Line[], i: number, k: number): string | undefined {
+function valueBelow(lines: Line[], i: number, k: number, label: RegExp): string | undefined {
   const seg = lines[i].segments[k];
-  const below = segmentBelow(lines, i, seg);
-  if (!below?.words) return below?.text;
-  const nextLabel = lines[i].segments[k + 1];
-  const previous = lines[i].segments[k - 1];
-  const left = previous ? Math.min(seg.x0, (previous.x1 + seg.x0) / 2) : -1;
-  const right = nextLabel ? nextLabel.x0 - 0.005 : 2;
-  const inColumn = below.words.filter((w) => (w.x0 + w.x1) / 2 >= left && (w.x0 + w.x1) / 2 < right);
-  // Values left of the label's own start belong to the label before it.
-  const own = previous ? inColumn.filter((w) => w.x1 > seg.x0 - 0.01) : inColumn;
+  const next = lines[i + 1];
+  const words = lines[i].segments.flatMap((s) => s.words ?? []);
+  if (!next || next.page !== lines[i].page || !seg.words || words.length !== lines[i].segments.reduce((n, s) => n + (s.words ? s.words.length : NaN), 0)) {
+    return segmentBelow(lines, i, seg)?.text;
+  }
+  // The label's words within its segment, by character offsets ("Leistungsdatum Fällig": the second word).
+  const m = label.exec(seg.text)!;
+  let offset = 0;
+  let first = -1;
+  let last = -1;
+  seg.words.forEach((w, n) => {
+    const start = seg.text.indexOf(w.text, offset);
+    const end = start + w.text.length;
+    if (first < 0 && end > m.index) first = n;
+    if (start < m.index + m[0].length) last = n;
+    offset = end;
+  });
+  if (first < 0) return segmentBelow(lines, i, seg)?.text;
+  const labelFirst = seg.words[first];
+  const at = words.indexOf(labelFirst);
+  const after = words[words.indexOf(seg.words[Math.max(first, last)]) + 1];
+  const before = words[at - 1];
+  const left = before ? (before.x1 + labelFirst.x0) / 2 : -1;
+  const right = after ? after.x0 - 0.005 : 2;
+  const below = next.segments.flatMap((s) => s.words ?? []);
+  const own = below.filter((w) => (w.x0 + w.x1) / 2 >= left && (w.x0 + w.x1) / 2 < right && (!before || w.x1 > labelFirst.x0 - 0.01));
   return own.length ? own.map((w) => w.text).join(' ') : undefined;
 }
 

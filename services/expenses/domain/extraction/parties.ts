@@ -28,7 +28,8 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
   const customerSegments = new Map<number, Set<Segment>>();
   const stop = new RegExp(`${LABELS.customerBlock.source}|${LABELS.supplierBlock.source}|${LABELS.documentNumber.source}|${LABELS.itemHeader.source}`, 'iu');
   for (let i = 0; i < lines.length; i++) {
-    if (LABELS.customerBlock.test(lines[i].text)) {
+    // Per segment: a label anchored at its start ("^to", "^an") heads its own column, not only the line's first.
+    if (lines[i].segments.some((seg) => LABELS.customerBlock.test(seg.text) && seg.text.length < 40)) {
       for (const b of blockBelow(lines, i, LABELS.customerBlock, stop, 9)) {
         // The block's own segments of that line (blockBelow may give a trimmed copy of the label's segment).
         const own = lines[b.line].segments.filter((s) => b.segments.some((x) => x.x0 === s.x0 && x.x1 === s.x1));
