@@ -40,9 +40,9 @@ export const LABELS = {
   total: re([
     'celkom k úhrade', 'celkem k úhradě', 'k úhrade', 'k úhradě', 'suma k úhrade', 'spolu k úhrade', 'amount due', 'total due', 'balance due', 'total to pay',
     'zu zahlen', 'zahlbetrag', 'gesamtbetrag', 'rechnungsbetrag', 'endbetrag', 'celkom s dph', 'celkem s dph', 'spolu s dph', 'total incl', 'gesamt brutto', 'brutto gesamt', 'summe brutto',
-    'celková suma', 'celková částka', 'celkom', 'celkem', 'spolu', 'total', 'summe', 'gesamt', 'suma',
+    'celková suma', 'celková částka', 'celkom', 'celkem', 'spolu', 'total', 'summe', 'gesamt', 'suma', 'k úhr\\.', '^brutto[\\s:]',
   ]),
-  subtotal: re(['bez dph', 'základ dane', 'základ daně', 'celkom bez', 'celkem bez', 'subtotal', 'sub-total', 'net total', 'total net', 'total excl', 'netto', 'nettobetrag', 'zwischensumme', 'summe netto', '\\bnet\\b']),
+  subtotal: re(['bez dph', 'základ dane', 'základ daně', 'celkom bez', 'celkem bez', 'subtotal', 'sub-total', 'net total', 'total net', 'total excl', 'netto', 'nettobetrag', 'zwischensumme', 'summe netto', '\\bnet\\b', '^zákl(?:ad\\b|\\.)']),
   vatTotal: re(['dph celkom', 'dph celkem', 'celkom dph', 'celkem dph', 'daň celkom', 'vat total', 'total vat', 'vat amount', 'mwst\\.? gesamt', 'summe mwst', 'summe ust', 'umsatzsteuer', '^mwst', '^ust', '^vat\\b', '^dph\\b', '\\bdph\\b', '\\bvat\\b', 'mwst', 'ust\\.']),
   vatRecap: re(['rekapitulácia', 'rekapitulace', 'sadzba', 'sazba', 'vat rate', 'vat summary', 'steuersatz', 'mwst-satz', 'ust-satz']),
   iban: re(['iban']),
@@ -52,7 +52,9 @@ export const LABELS = {
   vatId: re(['ič dph', 'ič\\s*dph', 'vat\\s*(?:id|no|number|reg)', 'ust-?\\s?id(?:nr)?', 'umsatzsteuer-?id', 'ust\\.?-?idnr', 'mwst-?nr']),
   taxId: re(['\\bdič\\b', 'steuer-?nummer', 'st\\.?-?nr', 'tax\\s*(?:id|no|number)', '\\butr\\b']),
   itemHeader: re(['popis', 'položka', 'názov', 'označenie', 'description', 'item', 'bezeichnung', 'artikel', 'leistung', 'produkt', 'product', 'tovar', 'zboží']),
-  itemHeaderQuantity: re(['množ', 'mn\\.', 'počet', 'qty', 'quantity', 'menge', 'anz', 'ks\\b', 'units']),
+  itemHeaderQuantity: re(['množ', 'mn\\.', 'počet', 'qty', 'quantity', 'menge', 'mg\\.', 'anz', 'ks\\b', 'units']),
+  itemHeaderUnitPrice: re(['jedn\\.?\\s*cena', 'j\\.\\s*cena', 'cena\\s*(?:za|/)\\s*(?:mj|jedn)', 'jednotková', 'unit\\s*price', '^price\\b', 'einzelpreis', '^ep\\b']),
+  itemHeaderAmount: re(['^spolu\\b', '^celkem\\b', '^celkom\\b', '^amount\\b', '^total\\b', '^gesamt(?:preis)?\\b', '^gp\\b', '^betrag\\b']),
 };
 
 /** Country names and the ISO codes they stand for. */
