@@ -46,7 +46,8 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
     fromLabel = block.length > 0;
     for (const b of block) for (const seg of lines[b.line].segments) if (b.segments.some((x) => x.x0 === seg.x0 && x.x1 === seg.x1)) customerSegments.get(b.line)?.delete(seg);
   }
-  if (!fromLabel) {
+  if (!fromLabel) block = blockByIds(lines, isCustomer);
+  if (!fromLabel && block.length === 0) {
     // Letterhead or receipt: the lines at the top, before the first labelled field or the customer.
     for (let i = 0; i < Math.min(lines.length, 10); i++) {
       const text = lines[i].segments[0]?.text ?? '';
@@ -119,6 +120,49 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
     confidence['supplier.address.country_alpha2'] = 0.7;
   }
   return { supplier, confidence, outsideCustomer };
+}
+
+/**
+ * The supplier's block found by its ids, wherever it sits (letterhead, right column, sidebar, footer):
+ * the first id outside the customer's block (a labelled IČO/VAT/tax id or a valid VAT id) anchors it;
+ * the supplier's name is the company name (a legal form) nearest to that anchor — above it or beside
+ * it, outside the customer's block; the block is that name and the lines under it in its column.
+ * Empty when there are no ids or no company name near them (then the letterhead rule decides).
+ */
+function blockByIds(lines: Line[], isCustomer: (i: number, seg: Segment) => boolean): BlockLine[] {
+  let anchor: { line: number; seg: Segment } | null = null;
+  for (let i = 0; i < lines.length && !anchor; i++) {
+    const seg = lines[i].segments.find((sg) => !isCustomer(i, sg) && (ID_LINE.test(sg.text) || firstVatId([sg.text], false)));
+    if (seg) anchor = { line: i, seg };
+  }
+  if (!anchor) return [];
+  let name: { line: number; seg: Segment; cost: number } | null = null;
+  for (let j = Math.max(0, anchor.line - 8); j <= Math.min(lines.length - 1, anchor.line + 1); j++) {
+    if (lines[j].page !== lines[anchor.line].page) continue;
+    for (const seg of lines[j].segments) {
+      if (isCustomer(j, seg) || !LEGAL_FORM.test(seg.text) || ID_LINE.test(seg.text) || seg.text.length > 60) continue;
+      // Lines count more than columns: the name above the ids in its column beats one beside them.
+      const cost = Math.abs(anchor.line - j) + (j > anchor.line ? 2 : 0) + 10 * Math.abs(seg.x0 - anchor.seg.x0);
+      if (!name || cost < name.cost) name = { line: j, seg, cost };
+    }
+  }
+  if (!name) return [];
+  const text = name.seg.text.replace(LABELS.supplierBlock, '').replace(/^[\s:]+/, '');
+  const out: BlockLine[] = [{ text, line: name.line, segments: [{ ...name.seg, text }] }];
+  let skipped = 0;
+  for (let j = name.line + 1; j < lines.length && out.length < 8 && lines[j].page === lines[name.line].page; j++) {
+    // Left-aligned under the name, or centred with it (receipts).
+    const centre = (sg: Segment) => (sg.x0 + sg.x1) / 2;
+    const inColumn = lines[j].segments.filter((sg) => (Math.abs(sg.x0 - name!.seg.x0) < 0.03 || Math.abs(centre(sg) - centre(name!.seg)) < 0.03) && !isCustomer(j, sg));
+    if (inColumn.length === 0) {
+      const crosses = lines[j].segments.some((sg) => sg.x0 < name!.seg.x0 - 0.03 && sg.x1 > name!.seg.x0);
+      if (crosses || ++skipped > 3) break;
+      continue;
+    }
+    if (ANY_LABEL.test(inColumn[0].text) && !ID_LINE.test(inColumn[0].text)) break;
+    out.push({ text: inColumn.map((sg) => sg.text).join('  '), line: j, segments: inColumn });
+  }
+  return out;
 }
 
 type IdKind = 'vat' | 'tax' | 'reg';
