@@ -155,11 +155,13 @@ function roleOf(text: string): Role {
 /** The item table's header: a row of at least two column labels (a description and a quantity, price
  * or amount), no amounts and no dates (a row of labels over dates is the document's header grid). */
 function findItemHeader(lines: Line[]): number {
-  return lines.findIndex((l) => {
-    if (l.segments.length < 2 || findMoney(l.text).length > 0 || findDates(l.text).length > 0 || !LABELS.itemHeader.test(l.text)) return false;
-    const roles = l.segments.map((seg) => roleOf(seg.text));
-    return roles.includes('name') && roles.filter((r) => r !== 'other' && r !== 'name').length >= 1;
-  });
+  return lines.findIndex(isItemHeader);
+}
+
+function isItemHeader(l: Line): boolean {
+  if (l.segments.length < 2 || findMoney(l.text).length > 0 || findDates(l.text).length > 0 || !LABELS.itemHeader.test(l.text)) return false;
+  const roles = l.segments.map((seg) => roleOf(seg.text));
+  return roles.includes('name') && roles.filter((r) => r !== 'other' && r !== 'name').length >= 1;
 }
 
 /** The header's columns, when it names the name and total columns (else the row heuristics below). */
@@ -193,7 +195,11 @@ function rowByColumns(line: Line, columns: Column[]): Item | 'text' | null {
   const name = text('name');
   const totalToken = findMoney(text('total').replace(PERCENT, ' ')).pop();
   if (!totalToken) {
-    const onlyName = [...cells.keys()].every((r) => r === 'name' || r === 'other') && /\p{L}{2}/u.test(name) && findMoney(name).length === 0;
+    // Within the name column's width (a page footer or a note across the page is not a wrapped name).
+    const nameColumn = columns.find((c) => c.role === 'name')!;
+    const nextX0 = Math.min(...columns.filter((c) => c.x0 > nameColumn.x0).map((c) => c.x0), 1);
+    const inside = line.segments.every((seg) => seg.x0 >= nameColumn.x0 - 0.02 && seg.x1 <= nextX0 + 0.01);
+    const onlyName = inside && /\p{L}{2}/u.test(name) && findMoney(name).length === 0;
     return onlyName ? 'text' : null;
   }
   if (!/\p{L}{2}/u.test(name) && name !== '') return null;
@@ -228,13 +234,20 @@ function findItems(lines: Line[], end: number, broad: boolean): { items: Item[];
   let wrapped: string | null = null;
   for (let i = hasHeader ? start + 1 : 0; i < end; i++) {
     const segments = lines[i].segments;
+    if (columns && isItemHeader(lines[i])) {
+      // The header repeated on the next page.
+      pendingName = null;
+      wrapped = null;
+      continue;
+    }
     if (columns) {
       const row = rowByColumns(lines[i], columns);
       if (row === 'text') {
         // Words in the name column only: the previous item's name wrapped onto this line (a table's
         // cells are aligned at the top), or, before any item, the first item's name.
         const words = segments.map((seg) => seg.text).join(' ');
-        if (items.length > 0 && itemLines.has(i - 1 - (wrapped ? wrapped.split('\n').length : 0))) wrapped = wrapped ? `${wrapped}\n${words}` : words;
+        const itemLine = i - 1 - (wrapped ? wrapped.split('\n').length : 0);
+        if (items.length > 0 && itemLines.has(itemLine) && lines[itemLine].page === lines[i].page) wrapped = wrapped ? `${wrapped}\n${words}` : words;
         else pendingName = [pendingName, words].filter(Boolean).join(' ');
         continue;
       }
