@@ -2,7 +2,7 @@
 // `broad` (the escalated tier) also reads OCR look-alikes in digit fields and unlabelled candidates.
 import { ExtractedFields, FieldConfidence } from '../../ports/extractor';
 import { digitsFromLookalikes, isValidBic, isValidIban } from './checks';
-import { valuesAfterLabel } from './context';
+import { segmentBelow, valuesAfterLabel } from './context';
 import { findAmounts } from './amounts';
 import { findDates, plausibleDate } from './dates';
 import { CURRENCY_SIGNS, LABELS, TITLES } from './labels';
@@ -72,6 +72,23 @@ function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfi
         }
       }
     }
+    // An IBAN broken over two lines of a narrow column: its start ends a segment, the rest begins the
+    // segment below it. The mod-97 check decides where it ends.
+    for (let i = 0; i < scope.length; i++) {
+      for (const seg of scope[i].segments) {
+        const head = seg.text.toUpperCase().match(/\b([A-Z]{2}\s?\d{2}(?:\s?[A-Z0-9]{4}){1,6}\s?[A-Z0-9]{0,3})$/)?.[1];
+        const below = head ? segmentBelow(scope, i, seg) : undefined;
+        if (!head || !below) continue;
+        const joined = (head + below.text.toUpperCase().match(/^[A-Z0-9 ]+/)?.[0]).replace(/\s/g, '');
+        for (let len = Math.min(joined.length, 34); len >= 15; len--) {
+          if (isValidIban(joined.slice(0, len))) {
+            fields.iban = joined.slice(0, len);
+            confidence.iban = 0.9;
+            return;
+          }
+        }
+      }
+    }
   }
 }
 
@@ -133,6 +150,19 @@ function readDates(lines: Line[], fields: ExtractedFields, confidence: FieldConf
     fields.due_date = due.iso;
     confidence.due_date = due.inline ? 0.92 : 0.85;
   }
+  if (!fields.due_date && fields.issue_date && lines.some((l) => LABELS.iban.test(l.text) || LABELS.variableSymbol.test(l.text))) {
+    // An invoice to be paid whose due-date label is not one we know: a labelled date after the issue
+    // date, within 120 days of it, on a line that is not the issue or tax-point date's.
+    const latest = addDays(fields.issue_date, 120);
+    for (let i = 0; i < lines.length && !fields.due_date; i++) {
+      if (LABELS.issueDate.test(lines[i].text) || LABELS.taxPointDate.test(lines[i].text) || !/\p{L}{2}/u.test(lines[i].text)) continue;
+      const date = findDates(lines[i].text).find((d) => d.iso > fields.issue_date! && d.iso <= latest && plausibleDate(d.iso, now));
+      if (date) {
+        fields.due_date = date.iso;
+        confidence.due_date = 0.5;
+      }
+    }
+  }
   if (!fields.issue_date) {
     // Receipts print the date without a label, often with the time: the first plausible date.
     const taxPointLines = new Set(lines.flatMap((l, i) => (LABELS.taxPointDate.test(l.text) || LABELS.dueDate.test(l.text) ? [i] : [])));
@@ -145,6 +175,12 @@ function readDates(lines: Line[], fields: ExtractedFields, confidence: FieldConf
       }
     }
   }
+}
+
+function addDays(iso: string, days: number): string {
+  const d = new Date(`${iso}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
 }
 
 function readVariableSymbol(lines: Line[], fields: ExtractedFields, confidence: FieldConfidence): void {
