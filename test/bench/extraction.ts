@@ -196,9 +196,13 @@ function report(runs: Run[], peakRss: number, load: string[]) {
     }
     if (held.length) targets.push({ name: 'held-out F1 all kinds ≥ 0.92', ok: pooled(held).f1 >= 0.92, value: pooled(held).f1.toFixed(3) });
     const heldPdf = held.filter((r) => r.kind === 'text_pdf');
-    for (const field of heldPdf.length ? Object.keys(heldPdf[0].scores) : []) {
-      const sc = heldPdf.reduce((a, r) => add(a, r.scores[field]), { tp: 0, fp: 0, fn: 0 });
-      if (sc.tp + sc.fn + sc.fp > 0 && prf(sc).f1 < 0.85) targets.push({ name: `held-out text PDF field ${field} ≥ 0.85`, ok: false, value: prf(sc).f1.toFixed(3) });
+    if (heldPdf.length) {
+      const weak: string[] = [];
+      for (const field of Object.keys(heldPdf[0].scores)) {
+        const sc = heldPdf.reduce((a, r) => add(a, r.scores[field]), { tp: 0, fp: 0, fn: 0 });
+        if (sc.tp + sc.fn + sc.fp > 0 && prf(sc).f1 < 0.85) weak.push(`${field} ${prf(sc).f1.toFixed(3)}`);
+      }
+      targets.push({ name: 'held-out text PDF: every field ≥ 0.85', ok: weak.length === 0, value: weak.length ? `below: ${weak.join(', ')}` : 'all fields' });
     }
   }
   for (const tier of CORPUS === 'widened' ? [] : TIERS) {
