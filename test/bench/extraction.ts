@@ -31,6 +31,8 @@ const TIERS = (process.env.BENCH_EXTRACTION_TIERS ?? 'standard,escalated').split
 const KINDS = (process.env.BENCH_EXTRACTION_KINDS ?? FILE_KINDS.join(',')).split(',') as FileKind[];
 const VERBOSE = process.env.BENCH_EXTRACTION_VERBOSE === '1';
 const SHOW_HELD_OUT = process.env.BENCH_EXTRACTION_SHOW_HELD_OUT === '1';
+/** Only one split (development runs: BENCH_EXTRACTION_SPLIT=tuned). */
+const ONLY_SPLIT = process.env.BENCH_EXTRACTION_SPLIT as Split | undefined;
 const SPLITS: Split[] = ['tuned', 'held_out'];
 const began = Date.now();
 const log = (line: string) => process.stderr.write(`[bench-extraction ${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
@@ -56,7 +58,7 @@ function loadAverage(): string {
 async function main() {
   const dir = corpusDir(SEED, DOCS, CORPUS);
   log(`corpus: ${CORPUS}, ${DOCS} documents, seed ${SEED}, kinds ${KINDS.join(', ')} → ${dir}`);
-  const entries = await makeCorpus({ dir, seed: SEED, documents: DOCS, corpus: CORPUS, kinds: KINDS, onProgress: (done, total) => done % 8 === 0 && log(`corpus ${done}/${total}`) });
+  const entries = (await makeCorpus({ dir, seed: SEED, documents: DOCS, corpus: CORPUS, kinds: KINDS, onProgress: (done, total) => done % 8 === 0 && log(`corpus ${done}/${total}`) })).filter((e) => !ONLY_SPLIT || e.document.split === ONLY_SPLIT);
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 25);
   // The service's settings (EXTRACTION_TIMEOUT_MS …) apply, so a run on a loaded machine can lift the wall-clock
