@@ -285,3 +285,123 @@ describe('escalated tier: vote between readings', () => {
     expect(merged.fields.total).toBe('10.00');
   });
 });
+
+// Issue #21: layouts read by geometry, ids and arithmetic, not by where one template put a field.
+describe('layouts read by geometry (issue #21)', () => {
+  const now = new Date('2026-06-01T00:00:00Z');
+  const word = (text: string, x0: number, x1: number, y: number) => ({ text, x0, x1, y, height: 10 });
+
+  it('a customer block interleaved with the other column ends at its column, not at the first row of the other column', () => {
+    const lines = linesFromText(
+      [
+        'Bill to:                                        INVOICE',
+        'Redwood Analytics Ltd',
+        '                                                Invoice No.: INV-5176',
+        '22 Queen Street',
+        'VAT No.: GB408320679',
+        'IBAN: GB39 NWBK 1122 0953 1775 51',
+        'Description                 Qty        Amount',
+        'Consulting services           1        100.00',
+        'Bank details: IBAN: GB59 BARC 3459 8611 4072 95',
+      ].join('\n'),
+    );
+    // The customer's IBAN is printed first; the supplier's account is the one outside the customer's block.
+    expect(parseFields(lines, { now }).fields.iban).toBe('GB59BARC34598611407295');
+  });
+
+  it("the customer's ids and account on the same lines as the supplier's, one column over, are not the supplier's", () => {
+    const lines = linesFromText(
+      [
+        'Dodáv.:                                   Odber.:',
+        'Biela Hora a.s.                           Dunaj Consulting a.s.',
+        'Štúrova 45                                Kukučínova 21',
+        '949 01 Nitra                              010 01 Žilina',
+        'IČO: 35757442                             IČO: 36421928',
+        'IČ DPH: SK2021234567                      IBAN: SK76 1100 0000 0002 2449 1668',
+        'Banka: IBAN: SK31 1200 0000 1987 4263 7541',
+      ].join('\n'),
+    );
+    const { fields } = parseFields(lines, { now });
+    expect(fields.supplier).toMatchObject({ name: 'Biela Hora a.s.', registration_id: '35757442', vat_id: 'SK2021234567' });
+    expect(fields.iban).toBe('SK3112000000198742637541');
+  });
+
+  it('values under a row of labels are the words in each label’s column, however narrow the gaps', () => {
+    const lines = linesFromWords(
+      [
+        // Labels left-aligned over their values; "Leistungsdatum" and "Fällig" close enough to make one segment.
+        word('Re.-Nr.', 40, 80, 100), word('Datum', 112, 140, 100), word('Leistungsdatum', 178, 236, 100), word('Fällig', 244, 270, 100),
+        // The values' gaps are narrower than the segment threshold: one segment on the line below.
+        word('RE-2025-321', 40, 106, 115), word('27.12.2025', 112, 172, 115), word('27.12.2025', 178, 238, 115), word('03.01.2026', 244, 304, 115),
+      ],
+      1,
+      600,
+    );
+    expect(lines[0].segments.map((seg) => seg.text)).toEqual(['Re.-Nr.', 'Datum', 'Leistungsdatum Fällig']);
+    expect(lines[1].segments).toHaveLength(1);
+    const { fields } = parseFields(lines, { now });
+    expect(fields).toMatchObject({ document_number: 'RE-2025-321', issue_date: '2025-12-27', due_date: '2026-01-03' });
+  });
+
+  it('without a supplier label, the supplier is the company next to the first ids outside the customer block', () => {
+    const lines = linesFromText(
+      [
+        'INVOICE                                       Harbour Supplies Ltd',
+        'Invoice No.: INV-2044                         14 High Street',
+        '                                              London SW1A 1AA',
+        '                                              VAT No.: GB980780684',
+        'Bill to:',
+        'Kingsway Traders Ltd',
+        'VAT No.: GB123456782',
+      ].join('\n'),
+    );
+    expect(parseFields(lines, { now }).fields.supplier).toMatchObject({
+      name: 'Harbour Supplies Ltd',
+      vat_id: 'GB980780684',
+      address: { street: '14 High Street', municipality: 'London', postal_code: 'SW1A 1AA' },
+    });
+  });
+
+  it("an item table is read by its header's columns: a number column first, the rate after the total, a name wrapped onto the next line", () => {
+    const lines = linesFromText(
+      [
+        '#    Bezeichnung                      Mg.        EP           Gesamt       MwSt.',
+        '1    Webhosting Jahrespaket             1       288,78          288,78       19 %',
+        '2    Softwarelizenz Projekt              2         5,61           11,22       19 %',
+        '     Datenbankmigration',
+        'Nettobetrag                                                    300,00 EUR',
+      ].join('\n'),
+    );
+    expect(parseFields(lines, { now }).fields.line_items).toEqual([
+      { name: 'Webhosting Jahrespaket', quantity: '1', unit_price: '288.78', total: '288.78' },
+      { name: 'Softwarelizenz Projekt Datenbankmigration', quantity: '2', unit_price: '5.61', total: '11.22' },
+    ]);
+  });
+
+  it('a row of labels over dates is not the item table’s header (“Leistungsdatum”)', () => {
+    const lines = linesFromText(
+      [
+        'Rechnungsnummer    Rechnungsdatum    Leistungsdatum    Fällig am',
+        'RE-2025-183        02.07.2025        02.07.2025        09.07.2025',
+        'Bezeichnung            Menge      Einzelpreis      Gesamt',
+        'Beratungsleistung         10           233,29    2.332,90',
+        'Nettobetrag                                      2.332,90 EUR',
+      ].join('\n'),
+    );
+    expect(parseFields(lines, { now }).fields.line_items).toEqual([{ name: 'Beratungsleistung', quantity: '10', unit_price: '233.29', total: '2332.90' }]);
+  });
+
+  it('an IBAN broken over two lines of a narrow column is joined and checked', () => {
+    const lines = linesFromText(['Bank: IBAN: DE89 3704 0044', '0532 0130 00', 'Rechnung Nr. 12'].join('\n'));
+    expect(parseFields(lines, { now }).fields.iban).toBe('DE89370400440532013000');
+  });
+
+  it("a due date under a label we do not know is the invoice's labelled date after the issue date, within 120 days", () => {
+    const lines = linesFromText(['Rechnungsdatum: 02.03.2026', 'Zahlungstermin: 16.03.2026', 'IBAN: DE89 3704 0044 0532 0130 00'].join('\n'));
+    const { fields, confidence } = parseFields(lines, { now });
+    expect(fields).toMatchObject({ issue_date: '2026-03-02', due_date: '2026-03-16' });
+    expect(confidence.due_date).toBeLessThan(0.6);
+    // A receipt (no account, no variable symbol) has no due date.
+    expect(parseFields(linesFromText(['Datum: 02.03.2026', 'Gültig bis: 16.03.2026'].join('\n')), { now }).fields.due_date).toBeNull();
+  });
+});

@@ -5,14 +5,30 @@ import { checkVAT, countries } from 'jsvat';
 import type { ExtractedFields } from '../../../services/expenses/ports/extractor';
 
 export type Lang = 'sk' | 'cs' | 'en' | 'de';
-export type Layout = 'classic' | 'letterhead' | 'receipt';
+/** Layout families (split.ts says which are tuned and which are held out). */
+export type Layout =
+  | 'classic' | 'letterhead' | 'receipt'
+  | 'purchaser_first' | 'boxed' | 'compact' | 'receipt_58'
+  | 'right_column' | 'footer' | 'sidebar' | 'multipage' | 'unlabelled' | 'receipt_wide';
+export type Wording = 'canonical' | 'abbreviated' | 'synonyms' | 'bare';
+export type Scenario = 'standard' | 'customer_ids' | 'card_paid' | 'long_items';
+export type Split = 'tuned' | 'held_out';
+/** How photos and scans are degraded: the first corpus's mild profile, or the one phones and office scanners give. */
+export type Degradation = 'mild' | 'real';
+
+export const RECEIPT_LAYOUTS: readonly Layout[] = ['receipt', 'receipt_58', 'receipt_wide'];
+export const isReceipt = (layout: Layout) => RECEIPT_LAYOUTS.includes(layout);
 
 export interface CorpusDocument {
   id: string;
   lang: Lang;
   layout: Layout;
+  wording: Wording;
+  scenario: Scenario;
+  split: Split;
+  degradation: Degradation;
   fields: ExtractedFields;
-  customer: { name: string; street: string; postal: string; city: string; registration_id: string | null; vat_id: string | null };
+  customer: { name: string; street: string; postal: string; city: string; registration_id: string | null; tax_id: string | null; vat_id: string | null; iban: string };
   taxPointDate: string;
   /** Rate per line item (the label keeps only name, quantity, unit price, total). */
   itemRates: string[];
@@ -173,19 +189,41 @@ function addDays(iso: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-export function makeDocument(seed: number, index: number, lang: Lang, layout: Layout): CorpusDocument {
+/** What a widened document changes in its content (the first corpus's documents use none of it). */
+export interface Variation {
+  wording?: Wording;
+  scenario?: Scenario;
+  split?: Split;
+  degradation?: Degradation;
+  /** Line items [min, max] (multi-page documents need many). */
+  items?: [number, number];
+}
+
+const LONG_SUFFIX: Record<Lang, string[]> = {
+  sk: ['projekt migrácie databázy, etapa 2', 'podľa objednávky č. 2026/114 zo dňa 3. 2.', 'vrátane dopravy a inštalácie na mieste'],
+  cs: ['projekt migrace databáze, etapa 2', 'dle objednávky č. 2026/114 ze dne 3. 2.', 'včetně dopravy a instalace na místě'],
+  de: ['Projekt Datenbankmigration, Phase 2', 'gemäß Bestellung Nr. 2026/114 vom 3. 2.', 'inklusive Lieferung und Montage vor Ort'],
+  en: ['database migration project, phase 2', 'as per purchase order 2026/114 of 3 Feb', 'including delivery and on-site installation'],
+};
+
+export function makeDocument(seed: number, index: number, lang: Lang, layout: Layout, variation: Variation = {}): CorpusDocument {
   const r = new Rand(rng(seed * 7919 + index));
-  const receipt = layout === 'receipt';
+  const receipt = isReceipt(layout);
+  const scenario = variation.scenario ?? 'standard';
   const supplier = party(r, lang, receipt ? SHOPS[lang] : COMPANIES[lang]);
   const customer = party(r, lang, COMPANIES[lang].filter((n) => n !== supplier.name));
   const issue = isoDate(r);
   const [high, low] = RATES[lang];
-  const count = receipt ? r.int(2, 6) : r.int(1, 4);
+  const count = variation.items ? r.int(...variation.items) : receipt ? r.int(2, 6) : r.int(1, 4);
   const names = [...(receipt ? GOODS[lang] : SERVICES[lang])];
+  // More items than names (multi-page documents): the names again, numbered.
+  for (let round = 2; names.length < count; round++) names.push(...(receipt ? GOODS[lang] : SERVICES[lang]).map((n) => `${n} ${round}`));
+  const lengthen = scenario === 'long_items' ? new Rand(rng(seed * 6007 + index)) : null;
   const items: ExtractedFields['line_items'] = [];
   const itemRates: string[] = [];
   for (let i = 0; i < count; i++) {
-    const name = names.splice(r.int(0, names.length - 1), 1)[0];
+    const short = names.splice(r.int(0, names.length - 1), 1)[0];
+    const name = lengthen ? `${short} – ${lengthen.pick(LONG_SUFFIX[lang])}` : short;
     const quantity = receipt ? r.pick([1, 1, 2, 3, 4]) : r.pick([1, 1, 2, 3, 5, 10]);
     const scale = CURRENCY[lang] === 'CZK' ? 25 : 1;
     const unit = new Decimal(receipt ? r.int(15, 900) : r.int(900, 60000)).div(100).times(scale).toDecimalPlaces(2);
@@ -229,12 +267,23 @@ export function makeDocument(seed: number, index: number, lang: Lang, layout: La
     variable_symbol: !receipt && (lang === 'sk' || lang === 'cs') ? number.replace(/\D/g, '') : null,
     line_items: items,
   };
+  if (scenario === 'card_paid') {
+    // Paid by card: no bank details printed (drawn above all the same, so the rest of the document is unchanged).
+    fields.iban = null;
+    fields.bic = null;
+    fields.variable_symbol = null;
+  }
+  const wide = variation.split !== undefined;
   return {
-    id: `${String(index).padStart(3, '0')}-${lang}-${layout}`,
+    id: wide ? `${String(index).padStart(3, '0')}-${lang}-${layout}-${variation.wording ?? 'canonical'}-${scenario}` : `${String(index).padStart(3, '0')}-${lang}-${layout}`,
     lang,
     layout,
+    wording: variation.wording ?? 'canonical',
+    scenario,
+    split: variation.split ?? 'tuned',
+    degradation: variation.degradation ?? 'mild',
     fields,
-    customer: { name: customer.name, street: customer.place.street, postal: customer.place.postal, city: customer.place.city, registration_id: customer.registration_id, vat_id: customer.vat_id },
+    customer: { name: customer.name, street: customer.place.street, postal: customer.place.postal, city: customer.place.city, registration_id: customer.registration_id, tax_id: customer.tax_id, vat_id: customer.vat_id, iban: customer.iban },
     taxPointDate: issue,
     itemRates,
     receiptTime: `${String(r.int(7, 20)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}`,

@@ -5,6 +5,7 @@ import Decimal from 'decimal.js';
 import { ExtractedFields } from '../../ports/extractor';
 import { LABELS } from './labels';
 import { Line } from './layout';
+import { findDates } from './dates';
 import { findMoney, findNumbers, money, NumberToken, sameMoney } from './numbers';
 
 type VatRow = ExtractedFields['vat_breakdown'][number];
@@ -64,7 +65,10 @@ export function findAmounts(lines: Line[], broad: boolean): Amounts {
   }
 
   const { rows: vat_breakdown, lines: vatLines } = findVatRows(lines);
-  const firstSummaryLine = Math.min(...[...totals, ...subtotals, ...vats].map((t) => t.line), ...vatLines, lines.length);
+  // The item table ends at the first summary line after its header ("USt-ID" in the letterhead above
+  // the table is read as a VAT label, and must not end a table that has not begun).
+  const header = findItemHeader(lines);
+  const firstSummaryLine = Math.min(...[...totals, ...subtotals, ...vats].map((t) => t.line).filter((l) => l > header), ...vatLines.filter((l) => l > header), lines.length);
   const { items, itemLines } = findItems(lines, firstSummaryLine, broad);
 
   // Choose: the most specific total label; among equals the largest (the grand total comes last).
@@ -128,19 +132,134 @@ function findVatRows(lines: Line[]): { rows: VatRow[]; lines: number[] } {
   return { rows: rows.map((r) => r.row), lines: rows.map((r) => r.line) };
 }
 
+const SUMMARY_LABEL = new RegExp([LABELS.vatRecap, LABELS.total, LABELS.subtotal, LABELS.vatTotal, LABELS.itemHeader].map((r) => r.source).join('|'), 'iu');
+
+type Role = 'name' | 'quantity' | 'unit_price' | 'total' | 'rate' | 'other';
+interface Column {
+  role: Role;
+  x0: number;
+  x1: number;
+}
+
+const RATE_HEADER = /%|\b(?:dph|vat|mwst|ust)\b/iu;
+
+function roleOf(text: string): Role {
+  if (LABELS.itemHeaderAmount.test(text)) return 'total';
+  if (LABELS.itemHeaderUnitPrice.test(text)) return 'unit_price';
+  if (LABELS.itemHeaderQuantity.test(text)) return 'quantity';
+  if (RATE_HEADER.test(text)) return 'rate';
+  if (LABELS.itemHeader.test(text)) return 'name';
+  return 'other';
+}
+
+/** The item table's header: a row of at least two column labels (a description and a quantity, price
+ * or amount), no amounts and no dates (a row of labels over dates is the document's header grid). */
+function findItemHeader(lines: Line[]): number {
+  return lines.findIndex(isItemHeader);
+}
+
+function isItemHeader(l: Line): boolean {
+  if (l.segments.length < 2 || findMoney(l.text).length > 0 || findDates(l.text).length > 0 || !LABELS.itemHeader.test(l.text)) return false;
+  const roles = l.segments.map((seg) => roleOf(seg.text));
+  return roles.includes('name') && roles.filter((r) => r !== 'other' && r !== 'name').length >= 1;
+}
+
+/** The header's columns, when it names the name and total columns (else the row heuristics below). */
+function headerColumns(line: Line): Column[] | null {
+  const columns = line.segments.map((seg) => ({ role: roleOf(seg.text), x0: seg.x0, x1: seg.x1 }));
+  const has = (role: Role) => columns.filter((c) => c.role === role).length === 1;
+  return has('name') && has('total') ? columns : null;
+}
+
+/**
+ * A row read by the header's columns: each segment goes to the column it overlaps most (numbers align
+ * right under their header, names left). 'text' for a line with words in the name column only; null
+ * when the row does not fit (no total, or quantity × unit price ≠ total): the row heuristics decide.
+ */
+function rowByColumns(line: Line, columns: Column[]): Item | 'text' | null {
+  const cells = new Map<Role, string[]>();
+  for (const seg of line.segments) {
+    let best: Column | undefined;
+    let bestScore = -Infinity;
+    for (const c of columns) {
+      const overlap = Math.min(seg.x1, c.x1) - Math.max(seg.x0, c.x0);
+      const score = overlap > 0 ? overlap : -Math.min(Math.abs(seg.x1 - c.x1), Math.abs(seg.x0 - c.x0));
+      if (score > bestScore) {
+        bestScore = score;
+        best = c;
+      }
+    }
+    if (best) cells.set(best.role, [...(cells.get(best.role) ?? []), seg.text]);
+  }
+  const text = (role: Role) => (cells.get(role) ?? []).join(' ').trim();
+  const name = text('name');
+  const totalToken = findMoney(text('total').replace(PERCENT, ' ')).pop();
+  if (!totalToken) {
+    // Within the name column's width (a page footer or a note across the page is not a wrapped name).
+    const nameColumn = columns.find((c) => c.role === 'name')!;
+    const nextX0 = Math.min(...columns.filter((c) => c.x0 > nameColumn.x0).map((c) => c.x0), 1);
+    const inside = line.segments.every((seg) => seg.x0 >= nameColumn.x0 - 0.02 && seg.x1 <= nextX0 + 0.01);
+    const onlyName = inside && /\p{L}{2}/u.test(name) && findMoney(name).length === 0;
+    return onlyName ? 'text' : null;
+  }
+  if (!/\p{L}{2}/u.test(name) && name !== '') return null;
+  const quantityToken = findNumbers(text('quantity'))[0];
+  const unitToken = findMoney(text('unit_price'))[0];
+  const total = new Decimal(totalToken.value);
+  if (quantityToken && unitToken) {
+    if (!sameMoney(new Decimal(quantityToken.value).times(unitToken.value), total, '0.011')) return null;
+    return { name, quantity: new Decimal(quantityToken.value).toString(), unit_price: money(unitToken.value), total: money(total) };
+  }
+  if (unitToken) {
+    const ratio = total.div(unitToken.value);
+    return ratio.isInteger() && ratio.gte(1) ? { name, quantity: ratio.toString(), unit_price: money(unitToken.value), total: money(total) } : null;
+  }
+  if (quantityToken && new Decimal(quantityToken.value).gt(0)) {
+    return { name, quantity: new Decimal(quantityToken.value).toString(), unit_price: money(total.div(quantityToken.value)), total: money(total) };
+  }
+  return columns.some((c) => c.role === 'quantity' || c.role === 'unit_price') ? null : { name, quantity: '1', unit_price: money(total), total: money(total) };
+}
+
 const UNIT = /^(?:ks|kus|kusů|kusov|h|hod|hod\.|hours?|hrs?|pcs?|stk\.?|stück|std\.?|m|m2|kg|l|x|×|ea|days?|dni|dní|tage?|mon\.?|month|měs\.?|mes\.?)$/iu;
 
 /** The item table: from its header (or the end of the letterhead on receipts) to the first summary
  * line. An item line has a name and a money amount last; quantity × unit price = its total. */
 function findItems(lines: Line[], end: number, broad: boolean): { items: Item[]; itemLines: Set<number> } {
   const itemLines = new Set<number>();
-  let start = lines.findIndex((l, i) => i < end && LABELS.itemHeader.test(l.text) && (LABELS.itemHeaderQuantity.test(l.text) || findMoney(l.text).length === 0) && l.segments.length >= 2);
-  const hasHeader = start >= 0;
-  if (!hasHeader) start = -1;
+  const start = findItemHeader(lines);
+  const hasHeader = start >= 0 && start < end;
+  const columns = hasHeader ? headerColumns(lines[start]) : null;
   const items: Item[] = [];
   let pendingName: string | null = null;
-  for (let i = start + 1; i < end; i++) {
+  let wrapped: string | null = null;
+  for (let i = hasHeader ? start + 1 : 0; i < end; i++) {
     const segments = lines[i].segments;
+    if (columns && isItemHeader(lines[i])) {
+      // The header repeated on the next page.
+      pendingName = null;
+      wrapped = null;
+      continue;
+    }
+    if (columns) {
+      const row = rowByColumns(lines[i], columns);
+      if (row === 'text') {
+        // Words in the name column only: the previous item's name wrapped onto this line (a table's
+        // cells are aligned at the top), or, before any item, the first item's name.
+        const words = segments.map((seg) => seg.text).join(' ');
+        const itemLine = i - 1 - (wrapped ? wrapped.split('\n').length : 0);
+        if (items.length > 0 && itemLines.has(itemLine) && lines[itemLine].page === lines[i].page) wrapped = wrapped ? `${wrapped}\n${words}` : words;
+        else pendingName = [pendingName, words].filter(Boolean).join(' ');
+        continue;
+      }
+      if (row) {
+        if (wrapped) items[items.length - 1].name = `${items[items.length - 1].name} ${wrapped.replace(/\n/g, ' ')}`;
+        wrapped = null;
+        items.push({ ...row, name: (row.name || pendingName || '').replace(/\s+/g, ' ').trim() });
+        pendingName = null;
+        itemLines.add(i);
+        continue;
+      }
+    }
     // In a table the first column is the name, digits and all ("Hosting na 12 mesiacov", "Mlieko 1,5 %").
     const tableRow = segments.length >= 2 && /\p{L}{2}/u.test(segments[0].text) && findMoney(segments[0].text).length === 0;
     const rest = (tableRow ? segments.slice(1).map((s) => s.text).join('  ') : lines[i].text).replace(PERCENT, ' ');
@@ -198,5 +317,7 @@ function findItems(lines: Line[], end: number, broad: boolean): { items: Item[];
     items.push({ name: itemName.replace(/\s+\S+$/u, (w) => (UNIT.test(w.trim()) ? '' : w)).trim(), quantity, unit_price: unit_price ? money(unit_price) : null, total: money(total) });
     itemLines.add(i);
   }
+  // The last item's name wrapped onto the lines before the table ends.
+  if (wrapped && items.length > 0 && !SUMMARY_LABEL.test(wrapped)) items[items.length - 1].name = `${items[items.length - 1].name} ${wrapped.replace(/\n/g, ' ')}`;
   return { items, itemLines };
 }

@@ -2,7 +2,7 @@
 // `broad` (the escalated tier) also reads OCR look-alikes in digit fields and unlabelled candidates.
 import { ExtractedFields, FieldConfidence } from '../../ports/extractor';
 import { digitsFromLookalikes, isValidBic, isValidIban } from './checks';
-import { valuesAfterLabel } from './context';
+import { segmentBelow, valuesAfterLabel } from './context';
 import { findAmounts } from './amounts';
 import { findDates, plausibleDate } from './dates';
 import { CURRENCY_SIGNS, LABELS, TITLES } from './labels';
@@ -22,7 +22,7 @@ export interface ParsedFields {
 export function parseFields(lines: Line[], options: ParseOptions = {}): ParsedFields {
   const broad = options.broad ?? false;
   const now = options.now ?? new Date();
-  const { supplier, confidence, customerLines } = findSupplier(lines, broad);
+  const { supplier, confidence, outsideCustomer } = findSupplier(lines, broad);
   const amounts = findAmounts(lines, broad);
   Object.assign(confidence, amounts.confidence);
 
@@ -42,7 +42,7 @@ export function parseFields(lines: Line[], options: ParseOptions = {}): ParsedFi
     line_items: amounts.line_items,
   };
 
-  readIban(lines, fields, confidence, broad, customerLines);
+  readIban(lines, fields, confidence, broad, outsideCustomer);
   readBic(lines, fields, confidence);
   readDocumentNumber(lines, fields, confidence);
   readDates(lines, fields, confidence, now, broad);
@@ -51,11 +51,12 @@ export function parseFields(lines: Line[], options: ParseOptions = {}): ParsedFi
   return { fields, confidence };
 }
 
-function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfidence, broad: boolean, customerLines: Set<number>): void {
-  for (const pass of [false, true]) {
-    for (let i = 0; i < lines.length; i++) {
-      if (customerLines.has(i) && !pass) continue;
-      for (const m of lines[i].text.toUpperCase().matchAll(/\b([A-Z]{2}\s?[0-9O]{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?)\b/g)) {
+/** The supplier's account: outside the customer's block first (the customer's own IBAN may be printed
+ * in it), then anywhere. */
+function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfidence, broad: boolean, outsideCustomer: Line[]): void {
+  for (const scope of [outsideCustomer, lines]) {
+    for (let i = 0; i < scope.length; i++) {
+      for (const m of scope[i].text.toUpperCase().matchAll(/\b([A-Z]{2}\s?[0-9O]{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?)\b/g)) {
         const compact = m[1].replace(/\s/g, '');
         const candidates = [compact];
         if (broad) candidates.push(compact.slice(0, 2) + digitsFromLookalikes(compact.slice(2)));
@@ -64,9 +65,26 @@ function readIban(lines: Line[], fields: ExtractedFields, confidence: FieldConfi
           for (let len = c.length; len >= 15; len--) {
             if (isValidIban(c.slice(0, len))) {
               fields.iban = c.slice(0, len);
-              confidence.iban = LABELS.iban.test(lines[i].text) ? 0.98 : 0.92;
+              confidence.iban = LABELS.iban.test(scope[i].text) ? 0.98 : 0.92;
               return;
             }
+          }
+        }
+      }
+    }
+    // An IBAN broken over two lines of a narrow column: its start ends a segment, the rest begins the
+    // segment below it. The mod-97 check decides where it ends.
+    for (let i = 0; i < scope.length; i++) {
+      for (const seg of scope[i].segments) {
+        const head = seg.text.toUpperCase().match(/\b([A-Z]{2}\s?\d{2}(?:\s?[A-Z0-9]{4}){1,6}\s?[A-Z0-9]{0,3})$/)?.[1];
+        const below = head ? segmentBelow(scope, i, seg) : undefined;
+        if (!head || !below) continue;
+        const joined = (head + below.text.toUpperCase().match(/^[A-Z0-9 ]+/)?.[0]).replace(/\s/g, '');
+        for (let len = Math.min(joined.length, 34); len >= 15; len--) {
+          if (isValidIban(joined.slice(0, len))) {
+            fields.iban = joined.slice(0, len);
+            confidence.iban = 0.9;
+            return;
           }
         }
       }
@@ -132,6 +150,19 @@ function readDates(lines: Line[], fields: ExtractedFields, confidence: FieldConf
     fields.due_date = due.iso;
     confidence.due_date = due.inline ? 0.92 : 0.85;
   }
+  if (!fields.due_date && fields.issue_date && lines.some((l) => LABELS.iban.test(l.text) || LABELS.variableSymbol.test(l.text))) {
+    // An invoice to be paid whose due-date label is not one we know: a labelled date after the issue
+    // date, within 120 days of it, on a line that is not the issue or tax-point date's.
+    const latest = addDays(fields.issue_date, 120);
+    for (let i = 0; i < lines.length && !fields.due_date; i++) {
+      if (LABELS.issueDate.test(lines[i].text) || LABELS.taxPointDate.test(lines[i].text) || !/\p{L}{2}/u.test(lines[i].text)) continue;
+      const date = findDates(lines[i].text).find((d) => d.iso > fields.issue_date! && d.iso <= latest && plausibleDate(d.iso, now));
+      if (date) {
+        fields.due_date = date.iso;
+        confidence.due_date = 0.5;
+      }
+    }
+  }
   if (!fields.issue_date) {
     // Receipts print the date without a label, often with the time: the first plausible date.
     const taxPointLines = new Set(lines.flatMap((l, i) => (LABELS.taxPointDate.test(l.text) || LABELS.dueDate.test(l.text) ? [i] : [])));
@@ -144,6 +175,12 @@ function readDates(lines: Line[], fields: ExtractedFields, confidence: FieldConf
       }
     }
   }
+}
+
+function addDays(iso: string, days: number): string {
+  const d = new Date(`${iso}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
 }
 
 function readVariableSymbol(lines: Line[], fields: ExtractedFields, confidence: FieldConfidence): void {

@@ -22,36 +22,39 @@ const BOUNDARY = '(?:(?<=[\\p{L}\\p{N}])(?![\\p{L}\\p{N}])|(?<![\\p{L}\\p{N}])(?
 const re = (parts: string[]) => new RegExp(`(?:${parts.map((p) => tolerant(p).replace(/\\b/g, BOUNDARY)).join('|')})`, 'iu');
 
 export const LABELS = {
-  supplierBlock: re(['dodávateľ', 'dodavatel', 'predávajúci', 'prodávající', 'supplier', 'seller', 'vendor', 'lieferant', 'verkäufer', 'rechnungssteller', 'auftragnehmer', '^from\\b']),
-  customerBlock: re(['odberateľ', 'odběratel', 'kupujúci', 'kupující', 'customer', 'bill to', 'billed to', 'buyer', 'kunde', 'rechnungsempfänger', 'auftraggeber', 'käufer', '^to\\b']),
+  supplierBlock: re(['dodávateľ', 'dodavatel', 'predávajúci', 'prodávající', 'supplier', 'seller', 'vendor', 'lieferant', 'verkäufer', 'rechnungssteller', 'auftragnehmer', '^from\\b', '^dodáv\\.', '^dod\\.', '^von\\b']),
+  customerBlock: re(['odberateľ', 'odběratel', 'kupujúci', 'kupující', 'customer', 'bill to', 'billed to', 'buyer', 'kunde', 'rechnungsempfänger', 'auftraggeber', 'käufer', '^to\\b', '^odber\\.', '^odb\\.', '^an\\b']),
   documentNumber: re([
     'číslo faktúry', 'číslo faktury', 'faktúra\\s*(?:č\\.|číslo)', 'faktura\\s*(?:č\\.|číslo)', 'číslo dokladu', 'doklad\\s*č\\.', 'účtenka\\s*č\\.', 'bloček\\s*č\\.',
     'invoice\\s*(?:no\\.?|number|#)', 'receipt\\s*(?:no\\.?|number|#)', 'document\\s*(?:no\\.?|number)',
+    'č\\.\\s*fa\\b', 'č\\.\\s*dokl\\.?', 'č\\.\\s*úč\\.?', 'inv\\.\\s*(?:no\\.?|#)', 'rcpt\\.?\\s*(?:no\\.?|#)', 're\\.?-?\\s?nr\\.?', '^bon\\b(?=\\s*[:#]?\\s*\\d)',
     'rechnungs-?\\s?(?:nummer|nr\\.?)', 'rechnung\\s*(?:nr\\.?|nummer)', 'beleg-?\\s?(?:nr\\.?|nummer)', 'bon-?\\s?(?:nr\\.?|nummer)',
   ]),
   issueDate: re([
-    'dátum vyhotovenia', 'dátum vystavenia', 'datum vystavení', 'vystaven[áéo]', 'date of issue', 'issue date', 'invoice date', 'issued(?: on)?',
+    'dátum vyhotovenia', 'dátum vystavenia', 'datum vystavení', 'vystaven[áéo]', 'dát\\.\\s*vyst\\.?', '^vyst\\.', 'date of issue', 'issue date', 'invoice date', 'issued(?: on)?',
     'rechnungsdatum', 'ausstellungsdatum', 'belegdatum',
   ]),
   genericDate: re(['^dátum\\b', '^datum\\b', '^date\\b', '\\bdátum:', '\\bdatum:', '\\bdate:']),
-  dueDate: re(['dátum splatnosti', 'datum splatnosti', 'splatnosť', 'splatnost', 'due date', 'payment due', 'due on', 'pay by', 'fällig(?:keitsdatum| am| bis)?', 'zahlbar bis', 'zahlungsziel']),
+  dueDate: re(['dátum splatnosti', 'datum splatnosti', 'splatnosť', 'splatnost', 'splat\\.', '^due\\b', 'due date', 'payment due', 'due on', 'pay by', 'fällig(?:keitsdatum| am| bis)?', 'zahlbar bis', 'zahlungsziel']),
   taxPointDate: re(['dátum dodania', 'datum zdanitelného plnění', 'duzp', 'datum plnění', 'dátum zdaniteľného', 'leistungsdatum', 'lieferdatum', 'tax point', 'supply date', 'delivery date']),
   total: re([
     'celkom k úhrade', 'celkem k úhradě', 'k úhrade', 'k úhradě', 'suma k úhrade', 'spolu k úhrade', 'amount due', 'total due', 'balance due', 'total to pay',
     'zu zahlen', 'zahlbetrag', 'gesamtbetrag', 'rechnungsbetrag', 'endbetrag', 'celkom s dph', 'celkem s dph', 'spolu s dph', 'total incl', 'gesamt brutto', 'brutto gesamt', 'summe brutto',
-    'celková suma', 'celková částka', 'celkom', 'celkem', 'spolu', 'total', 'summe', 'gesamt', 'suma',
+    'celková suma', 'celková částka', 'celkom', 'celkem', 'spolu', 'total', 'summe', 'gesamt', 'suma', 'k úhr\\.', '^brutto[\\s:]',
   ]),
-  subtotal: re(['bez dph', 'základ dane', 'základ daně', 'celkom bez', 'celkem bez', 'subtotal', 'sub-total', 'net total', 'total net', 'total excl', 'netto', 'nettobetrag', 'zwischensumme', 'summe netto', '\\bnet\\b']),
+  subtotal: re(['bez dph', 'základ dane', 'základ daně', 'celkom bez', 'celkem bez', 'subtotal', 'sub-total', 'net total', 'total net', 'total excl', 'netto', 'nettobetrag', 'zwischensumme', 'summe netto', '\\bnet\\b', '^zákl(?:ad\\b|\\.)']),
   vatTotal: re(['dph celkom', 'dph celkem', 'celkom dph', 'celkem dph', 'daň celkom', 'vat total', 'total vat', 'vat amount', 'mwst\\.? gesamt', 'summe mwst', 'summe ust', 'umsatzsteuer', '^mwst', '^ust', '^vat\\b', '^dph\\b', '\\bdph\\b', '\\bvat\\b', 'mwst', 'ust\\.']),
   vatRecap: re(['rekapitulácia', 'rekapitulace', 'sadzba', 'sazba', 'vat rate', 'vat summary', 'steuersatz', 'mwst-satz', 'ust-satz']),
   iban: re(['iban']),
   bic: re(['bic', 'swift']),
   variableSymbol: re(['variabilný symbol', 'variabilní symbol', 'var\\. ?symbol', '\\bv\\.? ?s\\.?(?=[:\\s])']),
-  registrationId: re(['\\bičo\\b', '\\bič(?!\\s*dph)\\b', 'reg(?:istration)?\\.?\\s*(?:no|number|id)', 'company\\s*(?:no|number|id|reg)', 'handelsregister', 'registernummer', 'firmenbuch', '\\bhrb?\\b']),
+  registrationId: re(['\\bičo\\b', '\\bič(?!\\s*dph)\\b', 'reg(?:istration)?\\.?\\s*(?:no|number|id)', 'company\\s*(?:no|number|id|reg)', '\\bco\\.\\s*no\\b', 'handelsregister', 'registernummer', 'firmenbuch', '\\bhrb?\\b']),
   vatId: re(['ič dph', 'ič\\s*dph', 'vat\\s*(?:id|no|number|reg)', 'ust-?\\s?id(?:nr)?', 'umsatzsteuer-?id', 'ust\\.?-?idnr', 'mwst-?nr']),
   taxId: re(['\\bdič\\b', 'steuer-?nummer', 'st\\.?-?nr', 'tax\\s*(?:id|no|number)', '\\butr\\b']),
   itemHeader: re(['popis', 'položka', 'názov', 'označenie', 'description', 'item', 'bezeichnung', 'artikel', 'leistung', 'produkt', 'product', 'tovar', 'zboží']),
-  itemHeaderQuantity: re(['množ', 'mn\\.', 'počet', 'qty', 'quantity', 'menge', 'anz', 'ks\\b', 'units']),
+  itemHeaderQuantity: re(['množ', 'mn\\.', 'počet', 'qty', 'quantity', 'menge', 'mg\\.', 'anz', 'ks\\b', 'units']),
+  itemHeaderUnitPrice: re(['jedn\\.?\\s*cena', 'j\\.\\s*cena', 'cena\\s*(?:za|/)\\s*(?:mj|jedn)', 'jednotková', 'unit\\s*price', '^price\\b', 'einzelpreis', '^ep\\b']),
+  itemHeaderAmount: re(['^spolu\\b', '^celkem\\b', '^celkom\\b', '^amount\\b', '^total\\b', '^gesamt(?:preis)?\\b', '^gp\\b', '^betrag\\b']),
 };
 
 /** Country names and the ISO codes they stand for. */

@@ -7,6 +7,9 @@ export interface Segment {
   /** Left and right edge as a fraction of the page width (0…1). */
   x0: number;
   x1: number;
+  /** Its words' texts and edges (same unit), when the reader had boxes: values under a row of labels
+   * are told apart by the words' positions even when their gaps are too narrow to split the segment. */
+  words?: { text: string; x0: number; x1: number }[];
 }
 
 export interface Line {
@@ -56,13 +59,22 @@ export function linesFromWords(words: Word[], page: number, pageWidth: number): 
 }
 
 function toSegment(words: Word[], pageWidth: number): Segment {
-  let text = '';
+  // Text-layer items split inside words (kerning) come with no gap; keep them together.
+  const merged: { text: string; x0: number; x1: number }[] = [];
   for (let i = 0; i < words.length; i++) {
     const gap = i === 0 ? 0 : words[i].x0 - words[i - 1].x1;
-    // Text-layer items split inside words (kerning) come with no gap; keep them together.
-    text += i === 0 || gap < 0.15 * words[i].height ? words[i].text : ` ${words[i].text}`;
+    const last = merged[merged.length - 1];
+    if (last && gap < 0.15 * words[i].height) {
+      last.text += words[i].text;
+      last.x1 = words[i].x1 / pageWidth;
+    } else merged.push({ text: words[i].text, x0: words[i].x0 / pageWidth, x1: words[i].x1 / pageWidth });
   }
-  return { text: text.replace(/\s+/g, ' ').trim(), x0: words[0].x0 / pageWidth, x1: words[words.length - 1].x1 / pageWidth };
+  return {
+    text: merged.map((w) => w.text).join(' ').replace(/\s+/g, ' ').trim(),
+    x0: words[0].x0 / pageWidth,
+    x1: words[words.length - 1].x1 / pageWidth,
+    words: merged,
+  };
 }
 
 /** Plain lines (tests, the provider's answer): one segment per run separated by 2+ spaces. */

@@ -4,13 +4,15 @@ import { ExtractedSupplier } from '../../ports/extractor';
 import { digitsFromLookalikes, isValidIco, isValidVatId } from './checks';
 import { BlockLine, blockBelow, segmentBelow } from './context';
 import { COUNTRIES, LABELS, LEGAL_FORM, TITLES } from './labels';
-import { Line } from './layout';
+import { Line, Segment } from './layout';
 
 export interface SupplierResult {
   supplier: ExtractedSupplier;
   confidence: Record<string, number>;
-  /** Lines that belong to the customer (ignored when looking for the supplier's ids). */
-  customerLines: Set<number>;
+  /** The document without the customer's block (its segments removed, line indices kept): where the
+   * supplier's ids and account are looked for. The block is told by its label and its column, per
+   * segment: the supplier's block often shares its lines, one column over. */
+  outsideCustomer: Line[];
 }
 
 const ANY_LABEL = new RegExp(
@@ -23,26 +25,33 @@ const STREET = /\p{L}.*\s\d+[a-zA-Z]?(?:\/\d+[a-zA-Z]?)?\b|^\d+[a-zA-Z]?\s+\p{L}
 
 export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
   const confidence: Record<string, number> = {};
-  const customerLines = new Set<number>();
+  const customerSegments = new Map<number, Set<Segment>>();
   const stop = new RegExp(`${LABELS.customerBlock.source}|${LABELS.supplierBlock.source}|${LABELS.documentNumber.source}|${LABELS.itemHeader.source}`, 'iu');
   for (let i = 0; i < lines.length; i++) {
-    if (LABELS.customerBlock.test(lines[i].text)) {
-      for (const b of blockBelow(lines, i, LABELS.customerBlock, stop, 9)) customerLines.add(b.line);
+    // Per segment: a label anchored at its start ("^to", "^an") heads its own column, not only the line's first.
+    if (lines[i].segments.some((seg) => LABELS.customerBlock.test(seg.text) && seg.text.length < 40)) {
+      for (const b of blockBelow(lines, i, LABELS.customerBlock, stop, 9)) {
+        // The block's own segments of that line (blockBelow may give a trimmed copy of the label's segment).
+        const own = lines[b.line].segments.filter((s) => b.segments.some((x) => x.x0 === s.x0 && x.x1 === s.x1));
+        customerSegments.set(b.line, new Set([...(customerSegments.get(b.line) ?? []), ...own]));
+      }
     }
   }
+  const isCustomer = (i: number, seg: Segment) => customerSegments.get(i)?.has(seg) ?? false;
   let block: BlockLine[] = [];
   let fromLabel = false;
   const labelLine = lines.findIndex((l) => l.segments.some((s) => LABELS.supplierBlock.test(s.text) && s.text.length < 40));
   if (labelLine >= 0) {
     block = blockBelow(lines, labelLine, LABELS.supplierBlock, stop, 9);
     fromLabel = block.length > 0;
-    for (const b of block) customerLines.delete(b.line);
+    for (const b of block) for (const seg of lines[b.line].segments) if (b.segments.some((x) => x.x0 === seg.x0 && x.x1 === seg.x1)) customerSegments.get(b.line)?.delete(seg);
   }
-  if (!fromLabel) {
+  if (!fromLabel) block = blockByIds(lines, isCustomer);
+  if (!fromLabel && block.length === 0) {
     // Letterhead or receipt: the lines at the top, before the first labelled field or the customer.
     for (let i = 0; i < Math.min(lines.length, 10); i++) {
       const text = lines[i].segments[0]?.text ?? '';
-      if (customerLines.has(i) || (ANY_LABEL.test(text) && !ID_LINE.test(text))) {
+      if ((lines[i].segments[0] && isCustomer(i, lines[i].segments[0])) || (ANY_LABEL.test(text) && !ID_LINE.test(text))) {
         if (block.length > 0) break;
         continue;
       }
@@ -101,12 +110,59 @@ export function findSupplier(lines: Line[], broad: boolean): SupplierResult {
     const page = lines[block[0].line].page;
     readIds(block.map((b) => ({ page, segments: b.segments, text: b.text })), () => true, supplier, confidence, broad);
   }
-  if (!supplier.registration_id && !supplier.vat_id) readIds(lines, (i) => !customerLines.has(i), supplier, confidence, broad);
+  const outsideCustomer = lines.map((line, i) => {
+    const segments = line.segments.filter((seg) => !isCustomer(i, seg));
+    return segments.length === line.segments.length ? line : { ...line, segments, text: segments.map((seg) => seg.text).join('  ') };
+  });
+  if (!supplier.registration_id && !supplier.vat_id) readIds(outsideCustomer, () => true, supplier, confidence, broad);
   if (!supplier.address.country_alpha2 && supplier.vat_id) {
     supplier.address.country_alpha2 = supplier.vat_id.slice(0, 2) === 'EL' ? 'GR' : supplier.vat_id.slice(0, 2);
     confidence['supplier.address.country_alpha2'] = 0.7;
   }
-  return { supplier, confidence, customerLines };
+  return { supplier, confidence, outsideCustomer };
+}
+
+/**
+ * The supplier's block found by its ids, wherever it sits (letterhead, right column, sidebar, footer):
+ * the first id outside the customer's block (a labelled IČO/VAT/tax id or a valid VAT id) anchors it;
+ * the supplier's name is the company name (a legal form) nearest to that anchor — above it or beside
+ * it, outside the customer's block; the block is that name and the lines under it in its column.
+ * Empty when there are no ids or no company name near them (then the letterhead rule decides).
+ */
+function blockByIds(lines: Line[], isCustomer: (i: number, seg: Segment) => boolean): BlockLine[] {
+  let anchor: { line: number; seg: Segment } | null = null;
+  for (let i = 0; i < lines.length && !anchor; i++) {
+    const seg = lines[i].segments.find((sg) => !isCustomer(i, sg) && (ID_LINE.test(sg.text) || firstVatId([sg.text], false)));
+    if (seg) anchor = { line: i, seg };
+  }
+  if (!anchor) return [];
+  let name: { line: number; seg: Segment; cost: number } | null = null;
+  for (let j = Math.max(0, anchor.line - 8); j <= Math.min(lines.length - 1, anchor.line + 1); j++) {
+    if (lines[j].page !== lines[anchor.line].page) continue;
+    for (const seg of lines[j].segments) {
+      if (isCustomer(j, seg) || !LEGAL_FORM.test(seg.text) || ID_LINE.test(seg.text) || seg.text.length > 60) continue;
+      // Lines count more than columns: the name above the ids in its column beats one beside them.
+      const cost = Math.abs(anchor.line - j) + (j > anchor.line ? 2 : 0) + 10 * Math.abs(seg.x0 - anchor.seg.x0);
+      if (!name || cost < name.cost) name = { line: j, seg, cost };
+    }
+  }
+  if (!name) return [];
+  const text = name.seg.text.replace(LABELS.supplierBlock, '').replace(/^[\s:]+/, '');
+  const out: BlockLine[] = [{ text, line: name.line, segments: [{ ...name.seg, text }] }];
+  let skipped = 0;
+  for (let j = name.line + 1; j < lines.length && out.length < 8 && lines[j].page === lines[name.line].page; j++) {
+    // Left-aligned under the name, or centred with it (receipts).
+    const centre = (sg: Segment) => (sg.x0 + sg.x1) / 2;
+    const inColumn = lines[j].segments.filter((sg) => (Math.abs(sg.x0 - name!.seg.x0) < 0.03 || Math.abs(centre(sg) - centre(name!.seg)) < 0.03) && !isCustomer(j, sg));
+    if (inColumn.length === 0) {
+      const crosses = lines[j].segments.some((sg) => sg.x0 < name!.seg.x0 - 0.03 && sg.x1 > name!.seg.x0);
+      if (crosses || ++skipped > 3) break;
+      continue;
+    }
+    if (ANY_LABEL.test(inColumn[0].text) && !ID_LINE.test(inColumn[0].text)) break;
+    out.push({ text: inColumn.map((sg) => sg.text).join('  '), line: j, segments: inColumn });
+  }
+  return out;
 }
 
 type IdKind = 'vat' | 'tax' | 'reg';
