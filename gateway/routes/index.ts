@@ -2,10 +2,11 @@
 import { authRoutes } from './auth';
 import { bankAccountRoutes, contactRoutes } from './contacts';
 import { documentRoutes } from './documents';
+import { eventRoutes } from './events';
 import { expenseFileRoutes } from './expense-files';
 import { expenseRoutes } from './expenses';
 import { pdfRoutes } from './pdfs';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseFileRoutes, ...expenseRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseFileRoutes, ...expenseRoutes, ...eventRoutes];

@@ -85,6 +85,7 @@ export function toDocumentMessage(view: DocumentView): Document {
     updated_at: d.updated_at,
     issued_at: opt(d.issued_at),
     credited_amount: view.credited_amount,
+    deleted: opt(d.deleted),
   };
 }
 
