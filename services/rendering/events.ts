@@ -3,28 +3,13 @@
 // the other outbound-delivery part: webhook deliveries (the next slice) read this log and reuse mail's
 // leases, retries and fair lanes.
 import { EventsServiceService } from '../../gen/invoicing/rendering/v1/events';
-import { ConfigError } from '../shared/config';
 import { implement, restrict } from '../shared/grpc/typed';
 import { CursorCodec } from '../shared/pagination';
 import { consumeIntoLog } from './adapters/events-consumer';
 import { eventsHandlers } from './grpc/events-handlers';
 import { eventSequencesCollection, eventsCollection } from './adapters/events-store';
 import { EventsLog } from './domain/events-log';
-import { IncomingEvent } from './ports/events';
 import { RenderingPart } from './part';
-
-/**
- * EVENTS_TEST_CRASH_BEFORE_STORE (test systems only, refused in production): the process exits between
- * numbering an event and storing it — the crash the log must survive without losing the event.
- */
-function crashHook(env: NodeJS.ProcessEnv = process.env): ((event: IncomingEvent) => Promise<void>) | undefined {
-  const type = env.EVENTS_TEST_CRASH_BEFORE_STORE;
-  if (!type) return undefined;
-  if (env.NODE_ENV === 'production') throw new ConfigError('EVENTS_TEST_CRASH_BEFORE_STORE must not be set in production');
-  return async (event) => {
-    if (event.type === type) process.exit(137);
-  };
-}
 
 export const eventsPart: RenderingPart = {
   name: 'events',
@@ -35,7 +20,6 @@ export const eventsPart: RenderingPart = {
       sequences: eventSequencesCollection(adapters.store),
       nextId: () => adapters.store.nextId('tenant_events'),
       clock: { now: () => new Date() },
-      beforeStore: crashHook(),
     });
     const subscriptions = await consumeIntoLog(adapters.bus, events, () => undefined);
     return {
