@@ -142,14 +142,29 @@ describe('the log stores each event once', () => {
 });
 
 describe('sequence: strictly increasing per workspace and mode', () => {
+  it('created_at grows with the sequence even when the clock goes back (another replica, the same millisecond)', async () => {
+    const times = ['2026-11-28T10:00:00.500Z', '2026-11-28T10:00:00.200Z', '2026-11-28T10:00:00.500Z', '2026-11-28T10:00:01.000Z'];
+    let i = 0;
+    const { log: events } = eventsLog(undefined, { clock: { now: () => new Date(times[i++]) } });
+    for (let n = 0; n < times.length; n++) await events.record(incoming());
+    const listed = (await events.list(tenant, NO_FILTERS, undefined, cursors)).items;
+    expect(listed.map((e) => [e.sequence, e.created_at])).toEqual([
+      [4, '2026-11-28T10:00:01.000Z'],
+      [3, '2026-11-28T10:00:00.502Z'],
+      [2, '2026-11-28T10:00:00.501Z'],
+      [1, '2026-11-28T10:00:00.500Z'],
+    ]);
+  });
+
   it('numbers each workspace and mode on its own, in storage order, also when stored concurrently', async () => {
     const { log: events } = eventsLog();
     const test = { ...tenant, livemode: false };
     const other = { account_id: tenant.account_id + 1, livemode: true };
     await Promise.all([...Array.from({ length: 12 }, () => events.record(incoming())), ...Array.from({ length: 5 }, () => events.record(incoming(undefined, test))), events.record(incoming(undefined, other))]);
+    // Listed newest first by created_at, which is newest first by number: 12, 11, … 1.
     const live = (await events.list(tenant, NO_FILTERS, { page_size: 100 }, cursors)).items.map((e) => e.sequence);
-    expect([...live].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-    expect((await events.list(test, NO_FILTERS, { page_size: 100 }, cursors)).items.map((e) => e.sequence).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5]);
+    expect(live).toEqual(Array.from({ length: 12 }, (_, i) => 12 - i));
+    expect((await events.list(test, NO_FILTERS, { page_size: 100 }, cursors)).items.map((e) => e.sequence)).toEqual([5, 4, 3, 2, 1]);
     expect((await events.list(other, NO_FILTERS, undefined, cursors)).items.map((e) => e.sequence)).toEqual([1]);
   });
 });

@@ -1,6 +1,6 @@
 // The events log as collections of the shared document-store port (docs/events.md).
-import { DocumentStore, StoredDoc } from '../../shared/store/port';
-import { EventRecord } from '../ports/events';
+import { DocumentStore } from '../../shared/store/port';
+import { EventRecord, EventSequenceRecord } from '../ports/events';
 
 export function eventsCollection(store: DocumentStore) {
   return store.collection<EventRecord>({
@@ -12,7 +12,7 @@ export function eventsCollection(store: DocumentStore) {
   });
 }
 
-/** One counter per workspace and mode (EventsLog's sequence), kept as the record's version. */
+/** One counter per workspace and mode (EventsLog's sequence and the created_at that goes with it). */
 export function eventSequencesCollection(store: DocumentStore) {
-  return store.collection<StoredDoc>({ name: 'tenant_event_sequences' });
+  return store.collection<EventSequenceRecord>({ name: 'tenant_event_sequences' });
 }

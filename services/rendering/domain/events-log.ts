@@ -3,15 +3,15 @@
 // (adapters/events-consumer.ts); read by EventsService and, in the next slice, by webhook deliveries.
 import { fail } from '../../shared/errors';
 import { CursorCodec, Keyset, PageInput } from '../../shared/pagination';
-import { Collection, StoredDoc, UniqueViolation } from '../../shared/store/port';
+import { Collection, DuplicateId, mutate, UniqueViolation } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantKey } from '../../shared/tenant';
-import type { EventFilters, EventRecord, IncomingEvent } from '../ports/events';
+import type { EventFilters, EventRecord, EventSequenceRecord, IncomingEvent } from '../ports/events';
 import { publicTypeOf } from './event-types';
 
 export interface EventsLogDeps {
   events: Collection<EventRecord>;
-  /** Counters kept as a record's version (Collection.increment), one per workspace and mode. */
-  sequences: Collection<StoredDoc>;
+  /** One counter per workspace and mode. */
+  sequences: Collection<EventSequenceRecord>;
   nextId: () => Promise<number>;
   clock: { now(): Date };
   /** Test systems only: runs between numbering an event and storing it (a crash or a race there). */
@@ -22,8 +22,8 @@ export interface EventsLogDeps {
 export const publicEventId = (outboxId: string): string => `evt_${outboxId.replace(/-/g, '').toLowerCase()}`;
 
 /**
- * The counter record of a workspace's mode: 2·account + 1 live, 2·account test. Workspace ids come from
- * a store sequence (far below 2^52), so the id stays exact.
+ * The id of a workspace's mode's counter: 2·account + 1 live, 2·account test. Workspace ids come from a
+ * store sequence (far below 2^52), so the id stays exact.
  */
 export function sequenceCounterId(tenant: Tenant): number {
   const id = tenant.account_id * 2 + (tenant.livemode ? 1 : 0);
@@ -58,7 +58,7 @@ export class EventsLog {
     const existing = await this.deps.events.findOne({ event_id });
     if (existing) return existing;
     const tenant = { account_id: event.account_id, livemode: event.livemode };
-    const sequence = await this.deps.sequences.increment(sequenceCounterId(tenant));
+    const { sequence, created_at } = await this.number(tenant);
     await this.deps.beforeStore?.(event);
     try {
       return await this.deps.events.insert({
@@ -67,7 +67,7 @@ export class EventsLog {
         ...tenant,
         type,
         kind: type.slice(0, type.indexOf('.')),
-        created_at: this.deps.clock.now().toISOString(),
+        created_at,
         sequence,
         object: event.object,
       });
@@ -75,6 +75,30 @@ export class EventsLog {
       // Another consumer stored the same event meanwhile (a redelivery to a second replica).
       if (err instanceof UniqueViolation) return this.deps.events.findOne({ event_id });
       throw err;
+    }
+  }
+
+  /**
+   * The next number of the workspace's mode and its created_at, taken together by compare-and-set: the
+   * clock, or one millisecond after the previous event when the clock is behind it (another replica's
+   * clock, the same millisecond). So created_at strictly grows with sequence, and listing by time is
+   * listing by number.
+   */
+  private async number(tenant: Tenant): Promise<{ sequence: number; created_at: string }> {
+    const id = sequenceCounterId(tenant);
+    for (;;) {
+      let taken = { sequence: 0, created_at: '' };
+      const written = await mutate(this.deps.sequences, id, (counter) => {
+        const now = this.deps.clock.now().toISOString();
+        const created_at = now > counter.last_at ? now : new Date(Date.parse(counter.last_at) + 1).toISOString();
+        taken = { sequence: counter.sequence + 1, created_at };
+        return { ...counter, sequence: taken.sequence, last_at: created_at };
+      });
+      if (written) return taken;
+      // The workspace's first event: its counter starts at 0 (a concurrent first event may create it too).
+      await this.deps.sequences.insert({ id, sequence: 0, last_at: '' }).catch((err: unknown) => {
+        if (!(err instanceof DuplicateId)) throw err;
+      });
     }
   }
 

@@ -39,3 +39,12 @@ export interface EventFilters {
   created_at_lte: string;
   created_at_lt: string;
 }
+
+/**
+ * The numbering of a workspace's mode: the last sequence handed out and its created_at. Both are taken in
+ * one compare-and-set, so created_at grows with sequence (newest first by time is newest first by number).
+ */
+export interface EventSequenceRecord extends StoredDoc {
+  sequence: number;
+  last_at: string;
+}
