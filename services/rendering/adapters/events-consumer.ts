@@ -6,7 +6,12 @@ import { EventBus, Subscription, TOPICS } from '../../shared/bus/port';
 import { fromMessage } from '../../shared/events';
 import { EventsLog } from '../domain/events-log';
 
-export const EVENTS_LOG_GROUP = 'rendering.events';
+/**
+ * One durable group per topic (`rendering.events.<topic>`): Kafka's assignors hand a group's partitions
+ * out as if every member read every topic, so members of one group with different topics would be given
+ * partitions they never read.
+ */
+export const eventsLogGroup = (topic: string) => `rendering.events.${topic}`;
 
 /** The topics whose outboxes carry tenant-visible events. */
 export const EVENT_SOURCE_TOPICS = [TOPICS.documents, TOPICS.contacts, TOPICS.expenses];
@@ -14,7 +19,7 @@ export const EVENT_SOURCE_TOPICS = [TOPICS.documents, TOPICS.contacts, TOPICS.ex
 export async function consumeIntoLog(bus: EventBus, log: EventsLog, stored: () => void): Promise<Subscription[]> {
   return Promise.all(
     EVENT_SOURCE_TOPICS.map((topic) =>
-      bus.subscribe(topic, { group: EVENTS_LOG_GROUP, fromBeginning: true }, async (message) => {
+      bus.subscribe(topic, { group: eventsLogGroup(topic), fromBeginning: true }, async (message) => {
         const event = fromMessage(message);
         const object = event.resource ? Buffer.from(ResourceSnapshot.encode(event.resource).finish()).toString('base64') : undefined;
         if (await log.record({ id: event.id, type: event.type, account_id: event.account_id, livemode: event.livemode, object })) stored();
