@@ -14,6 +14,9 @@ import { EventsLog, EventsLogDeps, publicEventId } from '../../services/renderin
 import { toTenantEvent } from '../../services/rendering/grpc/events-handlers';
 import { IncomingEvent } from '../../services/rendering/ports/events';
 import { MemoryEventBus } from '../../services/shared/bus/memory';
+import { TOPICS } from '../../services/shared/bus/port';
+import { fail } from '../../services/shared/errors';
+import { fromMessage } from '../../services/shared/events';
 import { createLogger } from '../../services/shared/logger';
 import { OutboxRelay } from '../../services/shared/outbox/relay';
 import { CursorCodec } from '../../services/shared/pagination';
@@ -76,6 +79,33 @@ describe('events are written in the same commit as their change', () => {
     expect(toTenantEvent(page.items[1]).object?.document).toMatchObject({ status: 'draft', number: undefined });
     await relay.stop();
     for (const s of subscriptions) await s.close();
+  });
+
+  it('a resource the service refuses to map (a DomainError) does not block the events behind it: that one goes out without it', async () => {
+    const d = domain();
+    const first = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    const second = await d.documents.create(tenant, 'invoice', { purchaser_id: 100, line_items: [line()] });
+    const bus = new MemoryEventBus();
+    const published: Array<{ type: string; document?: number }> = [];
+    const all = latch();
+    await bus.subscribe(TOPICS.documents, { group: 'test', fromBeginning: true }, async (m) => {
+      const event = fromMessage(m);
+      published.push({ type: event.type, document: event.resource?.document?.id });
+      if (published.length === 2) all.release();
+    });
+    const source = documentsOutbox(d.ctx.store.documents, async (doc) => {
+      if (doc.id === first.record.id) throw fail.notFound('purchaser');
+      return d.ctx.view(doc);
+    });
+    const relay = new OutboxRelay([source], bus, log, { intervalMs: 20 });
+    await relay.relayOnce();
+    await all.gate;
+    expect(published.sort((a, b) => (a.document ?? 0) - (b.document ?? 0))).toEqual([
+      { type: 'documents.invoice.created', document: undefined },
+      { type: 'documents.invoice.created', document: second.record.id },
+    ]);
+    expect((await d.ctx.store.documents.get(first.record.id))!.outbox).toEqual([]);
+    await relay.stop();
   });
 
   it('a change that is refused writes no event', async () => {

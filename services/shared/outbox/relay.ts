@@ -13,6 +13,7 @@
 // on its record, logged at error, counted) instead of blocking every event behind it.
 import { Event, ResourceSnapshot } from '../../../gen/invoicing/events/v1/events';
 import { BusMessage, EventBus, MessagesRejected } from '../bus/port';
+import { DomainError } from '../errors';
 import { toMessage } from '../events';
 import { Logger } from '../logger';
 import { Collection, mutate, StoredDoc } from '../store/port';
@@ -163,15 +164,24 @@ export class OutboxRelay {
     return published.length + dead.size;
   }
 
-  /** The resources of the pending events that carry a snapshot, by event id. */
+  /**
+   * The resources of the pending events that carry a snapshot, by event id. A mapping the service refuses
+   * for good (a DomainError: a join it may not read) must not block every event behind it: that event goes
+   * out without its resource, logged at error. Anything else (the store unreachable) fails the round.
+   */
   private async resources(source: OutboxSource<AnyOutboxRecord>, rows: AnyOutboxRecord[]): Promise<Map<string, ResourceSnapshot>> {
     const found = new Map<string, ResourceSnapshot>();
     if (!source.resource) return found;
     for (const record of rows) {
       for (const entry of record.outbox ?? []) {
         if (!entry.object) continue;
-        const resource = await source.resource(entry.object, record);
-        if (resource) found.set(entry.id, resource);
+        try {
+          const resource = await source.resource(entry.object, record);
+          if (resource) found.set(entry.id, resource);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          this.log.error({ source: source.name, record_id: record.id, event_id: entry.id, type: entry.type, err: err.message }, 'outbox relay: the event’s resource cannot be mapped; published without it');
+        }
       }
     }
     return found;
