@@ -68,7 +68,7 @@ init_paths() {
   GO="$(find_go)"
   go_env
   local key
-  key="$(cd "$FERRET_SRC" && { cat go.mod go.sum main.go; "$GO" version; } | sha256sum | cut -c1-16)"
+  key="$(cd "$FERRET_SRC" && { cat go.mod go.sum main.go patches/*.patch; "$GO" version; } | sha256sum | cut -c1-16)"
   FERRET_BIN="$CACHE/ferretdb/$key/ferretdb-launcher"
   KAFKA_LIBS="$CACHE/kafka/$(sha256sum <"$KAFKA_POM" | cut -c1-16)/libs"
   MINIO_BIN="$CACHE/minio/$MINIO_VERSION-$("$GO" env GOVERSION)/minio"
@@ -182,6 +182,24 @@ provision_kafka_cds() {
   rm -rf "$tmp" "$KAFKA_CDS.tmp"
 }
 
+# The launcher's module with FerretDB's source replaced by a patched copy (deploy/engines/ferretdb/patches,
+# applied in name order): FerretDB v1.24's SQLite backend looks documents up by an expression its `_id_`
+# index does not match, so every find, update and delete by _id scanned the whole collection
+# (docs/engines.md "FerretDB patches").
+patched_ferretdb_source() {
+  local src="$1" upstream p
+  rm -rf "$src" && mkdir -p "$src"
+  cp "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC/main.go" "$src/"
+  (cd "$src" && "$GO" mod download github.com/FerretDB/FerretDB) || return 1
+  upstream="$(cd "$src" && "$GO" list -m -f '{{.Dir}}' github.com/FerretDB/FerretDB)" || return 1
+  cp -R "$upstream" "$src/ferretdb" && chmod -R u+w "$src/ferretdb" || return 1
+  for p in "$FERRET_SRC"/patches/*.patch; do
+    echo "applying $(basename "$p")"
+    (cd "$src/ferretdb" && git apply -p1 "$p") || return 1
+  done
+  (cd "$src" && "$GO" mod edit -replace github.com/FerretDB/FerretDB=./ferretdb)
+}
+
 provision_ferretdb() {
   local bin; bin="$(ferret_bin)"
   if [[ -x "$bin" && -f "$bin.selftest-ok" ]]; then
@@ -192,8 +210,9 @@ provision_ferretdb() {
   dir="$(dirname "$bin")"
   mkdir -p "$dir"
   log "ferretdb: building launcher (~2 min cold, seconds with a warm Go build cache)…"
-  if ! (cd "$FERRET_SRC" && "$GO" build -trimpath -ldflags='-s -w' -tags ferretdb_no_postgresql \
-    -o "$bin.tmp" . >"$dir/build.log" 2>&1); then
+  if ! patched_ferretdb_source "$dir/src" >"$dir/build.log" 2>&1 ||
+    ! (cd "$dir/src" && "$GO" build -trimpath -ldflags='-s -w' -tags ferretdb_no_postgresql \
+      -o "$bin.tmp" . >>"$dir/build.log" 2>&1); then
     tail -n 40 "$dir/build.log" >&2
     die "ferretdb: go build failed (log: $dir/build.log)"
   fi

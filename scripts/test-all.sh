@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: everything, on a fresh or a reused machine. Installs dependencies, provisions the real
-# engines (cached under ~/.cache/invoicing-engines), builds, lints, starts the engines once, runs every
+# engines and the e-invoice validation artefacts (cached under ~/.cache/invoicing-engines), builds, lints, starts the engines once, runs every
 # jest project (unit, contract × adapters, black-box API × embedded/distributed) and stops the engines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,7 @@ started=$(date +%s)
 bash scripts/ensure-deps.sh
 bash scripts/engines.sh provision
 bash scripts/chart-tools.sh >/dev/null # helm + kube-check for the chart validation (test/unit/helm-chart.test.ts)
+bash scripts/einvoice-artefacts.sh >/dev/null # Saxon-HE + EN 16931 schematron + UBL/CII XSDs (test/api/einvoice.test.ts)
 echo "[test] building…"
 npm run build --silent
 echo "[test] linting (types, proto, import rules, OpenAPI)…"

@@ -614,6 +614,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/{account_id}/invoices/{id}/einvoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export the invoice as an EN 16931 e-invoice
+         * @description Extension (issue #20; docs/e-invoicing.md). The issued invoice as a European e-invoice (EN 16931),
+         *     validated in the project's tests by the official CEN schematron. Needs read:invoices.
+         *
+         *     `format`: `ubl` (UBL 2.1 Invoice) or `cii` (UN/CEFACT Cross Industry Invoice D16B).
+         *     A draft → 422 `document_not_issued`; another format → 422 `unsupported_format`; data the
+         *     rules require is missing → 422 `einvoice_incomplete` with `error.details`, one
+         *     `{ rule, field, message }` per missing rule (the field named as the API names it).
+         *
+         *     The ETag, 304 and Content-Disposition rules of the PDF download apply: the `ETag` is strong; an
+         *     issued document's export changes only with its paid state.
+         */
+        get: operations["getInvoiceEInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{account_id}/credit_notes/{id}/einvoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export the credit note as an EN 16931 e-invoice
+         * @description Extension (issue #20; docs/e-invoicing.md). The issued credit note as a European e-invoice (EN 16931),
+         *     validated in the project's tests by the official CEN schematron. Needs read:credit_notes.
+         *
+         *     `format`: `ubl` (UBL 2.1 CreditNote) or `cii` (UN/CEFACT Cross Industry Invoice D16B).
+         *     A draft → 422 `document_not_issued`; another format → 422 `unsupported_format`; data the
+         *     rules require is missing → 422 `einvoice_incomplete` with `error.details`, one
+         *     `{ rule, field, message }` per missing rule (the field named as the API names it).
+         *
+         *     The ETag, 304 and Content-Disposition rules of the PDF download apply: the `ETag` is strong; an
+         *     issued document's export changes only with its paid state.
+         */
+        get: operations["getCreditNoteEInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/{account_id}/events": {
         parameters: {
             query?: never;
@@ -1148,6 +1216,14 @@ export interface components {
                  */
                 upgrade_url?: string;
                 required_scope?: string;
+                /** @description What is wrong, item by item, where an error has a list (einvoice_incomplete: `{ rule, field, message }`). */
+                details?: {
+                    /** @description The business rule, e.g. BR-CO-25. */
+                    rule: string;
+                    /** @description The field as the API names it. */
+                    field: string;
+                    message: string;
+                }[];
             };
         };
         /** @description An address as returned; a part that was not given is null. */
@@ -1337,8 +1413,14 @@ export interface components {
             line_items?: components["schemas"]["LineItemInput"][];
             /** @description Date of payment; mark_paid sets today when blank. A paid invoice keeps it (null → 422 paid_on_required). */
             paid_on?: components["schemas"]["NullableDate"];
+            /** @description Extension (e-invoicing, docs/e-invoicing.md): the buyer's reference (EN 16931 BT-10; XRechnung's Leitweg-ID). Printed on the e-invoice; locked once issued. */
+            buyer_reference?: string | null;
+            /** @description Extension: the buyer's purchase order number (EN 16931 BT-13). Locked once issued. */
+            order_reference?: string | null;
+            /** @description Extension: the contract the invoice bills (EN 16931 BT-12). Locked once issued. */
+            contract_reference?: string | null;
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         InvoiceUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1366,6 +1448,12 @@ export interface components {
             line_items?: components["schemas"]["LineItemInput"][];
             /** @description Date of payment; mark_paid sets today when blank. A paid invoice keeps it (null → 422 paid_on_required). */
             paid_on?: components["schemas"]["NullableDate"];
+            /** @description Extension (e-invoicing, docs/e-invoicing.md): the buyer's reference (EN 16931 BT-10; XRechnung's Leitweg-ID). Printed on the e-invoice; locked once issued. */
+            buyer_reference?: string | null;
+            /** @description Extension: the buyer's purchase order number (EN 16931 BT-13). Locked once issued. */
+            order_reference?: string | null;
+            /** @description Extension: the contract the invoice bills (EN 16931 BT-12). Locked once issued. */
+            contract_reference?: string | null;
         };
         /** @description A new draft credit note; purchaser_id is required unless invoice_id gives it. Lines are positive amounts. */
         CreditNoteCreate: {
@@ -1396,7 +1484,7 @@ export interface components {
             /** @description The source invoice (issued, same currency). Defaults purchaser, currency, rate and lines from it. */
             invoice_id?: components["schemas"]["NullableId"];
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         CreditNoteUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1454,7 +1542,7 @@ export interface components {
             /** @description Replaces all lines when given. */
             line_items?: components["schemas"]["LineItemInput"][];
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         ProformaUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1510,7 +1598,7 @@ export interface components {
             /** @description Replaces all lines when given. */
             line_items?: components["schemas"]["LineItemInput"][];
         };
-        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
+        /** @description Partial update; null clears an optional field. Once the document is locked (invoice/credit note/proforma issued, proforma converted, quote accepted), every printed field — purchaser_id, issue_date, delivery_date, due_date, currency, exchange_rate, line_items, invoice_id, variable_symbol, bank_account_id, note, and on invoices buyer_reference, order_reference, contract_reference — and the snapshots derived from them cannot change (422 document_locked; the unchanged value is accepted); pdf_language and paid_on can. */
         QuoteUpdate: {
             /** @description A legal-entity id (a contact's invoice_account_id), not a contact id; unknown → 422 purchaser_not_found. */
             purchaser_id?: components["schemas"]["Id"];
@@ -1606,6 +1694,12 @@ export interface components {
             proforma_id: number | null;
             /** @description The quote this invoice derives from. */
             quote_id: number | null;
+            /** @description Extension: the buyer's reference (EN 16931 BT-10). */
+            buyer_reference: string | null;
+            /** @description Extension: the purchase order number (EN 16931 BT-13). */
+            order_reference: string | null;
+            /** @description Extension: the contract reference (EN 16931 BT-12). */
+            contract_reference: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2214,6 +2308,22 @@ export interface components {
             };
         };
         /**
+         * @description `document_not_issued` (a draft), `unsupported_format`, or `einvoice_incomplete`: `error.details`
+         *     lists each rule the document does not meet, `{ rule, field, message }`.
+         */
+        EInvoiceUnprocessable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description The PDF cannot be rendered right now; retry after `Retry-After` seconds. Codes:
          *     `renderer_unavailable` (Chromium is not installed or cannot start), `renderer_overloaded`
          *     (too many renders queued, in all or for this workspace: renders are shared per workspace in turn), `render_timeout`, `render_failed` (the browser crashed; it is
@@ -2298,6 +2408,17 @@ export interface components {
          * @example req_4f1c2a9b7d3e5f600000000000000017
          */
         "X-Original-Request-Id": string;
+        /**
+         * @description Strong entity tag of the e-invoice (quoted); changes with the document's paid state (or the mapping's version).
+         * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+         */
+        EInvoiceETag: string;
+        /**
+         * @description `attachment` (default) or `inline` (`?disposition=inline`), as for the PDF, with the `.xml` name,
+         *     e.g. `attachment; filename="Faktura 2026000001.xml"`.
+         * @example attachment; filename="Invoice 2026000001.xml"
+         */
+        EInvoiceContentDisposition: string;
         /**
          * @description `close`: the upload was refused before its body was read in full; the rest is not read, so the connection is not reused.
          * @example close
@@ -4309,6 +4430,142 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getInvoiceEInvoice: {
+        parameters: {
+            query: {
+                /** @description `ubl` or `cii`. */
+                format: string;
+                /** @description `inline` to display the XML in the browser; anything else (or nothing) downloads it as an attachment. */
+                disposition?: string;
+            };
+            header?: {
+                /**
+                 * @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body.
+                 * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+                 */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The e-invoice. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["EInvoiceETag"];
+                    "Cache-Control": components["headers"]["PdfCacheControl"];
+                    "Content-Disposition": components["headers"]["EInvoiceContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified — the `If-None-Match` ETag is current. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["EInvoiceETag"];
+                    "Cache-Control": components["headers"]["PdfCacheControl"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["EInvoiceUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getCreditNoteEInvoice: {
+        parameters: {
+            query: {
+                /** @description `ubl` or `cii`. */
+                format: string;
+                /** @description `inline` to display the XML in the browser; anything else (or nothing) downloads it as an attachment. */
+                disposition?: string;
+            };
+            header?: {
+                /**
+                 * @description An ETag from a previous download (or `*`); when it matches, the answer is 304 with no body.
+                 * @example "3q2-7wC0a1Zp8xYt4hR1dA"
+                 */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The e-invoice. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["EInvoiceETag"];
+                    "Cache-Control": components["headers"]["PdfCacheControl"];
+                    "Content-Disposition": components["headers"]["EInvoiceContentDisposition"];
+                    "X-Content-Type-Options": components["headers"]["DownloadNoSniff"];
+                    "Content-Security-Policy": components["headers"]["DownloadSandbox"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified — the `If-None-Match` ETag is current. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["EInvoiceETag"];
+                    "Cache-Control": components["headers"]["PdfCacheControl"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["EInvoiceUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];

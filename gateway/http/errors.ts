@@ -37,10 +37,23 @@ export const HTTP_STATUS_OF_GRPC: Record<number, number> = {
   [GrpcStatus.CANCELLED]: 503,
 };
 
+function detailsOf(json: string | undefined): unknown[] | undefined {
+  if (!json) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function httpErrorFromRemote(err: RemoteCallError, upgradeUrl: string): HttpError {
   const status = HTTP_STATUS_OF_GRPC[err.status] ?? 500;
   const extra: Record<string, unknown> = {};
   if (err.detail.field) extra.field = err.detail.field;
+  // A list of what is wrong, when a service gives one (einvoice_incomplete: [{rule, field, message}]).
+  const details = detailsOf(err.detail.metadata?.details);
+  if (details) extra.details = details;
   if (status === 402) extra.upgrade_url = upgradeUrl;
   if (status === 503) {
     // Every 503 says when to come back: the service's own estimate (an overloaded renderer), else 1 s.

@@ -83,6 +83,9 @@ export function presentDocument(d: Document) {
         issued_at: d.issued_at ?? null,
         proforma_id: d.proforma_id ?? null,
         quote_id: d.quote_id ?? null,
+        buyer_reference: d.buyer_reference ?? null,
+        order_reference: d.order_reference ?? null,
+        contract_reference: d.contract_reference ?? null,
         ...timestamps(d),
       };
     case DocumentType.DOCUMENT_TYPE_CREDIT_NOTE:

@@ -64,6 +64,9 @@ function documentInput(body: Body): DocumentInput {
     line_items: Array.isArray(body.line_items) ? { items: body.line_items.map(lineItem) } : undefined,
     invoice_id: clearableId(body.invoice_id),
     paid_on: clearable(body.paid_on),
+    buyer_reference: clearable(body.buyer_reference),
+    order_reference: clearable(body.order_reference),
+    contract_reference: clearable(body.contract_reference),
   };
 }
 

@@ -5,8 +5,9 @@ import { documentRoutes } from './documents';
 import { eventRoutes } from './events';
 import { expenseFileRoutes } from './expense-files';
 import { expenseRoutes } from './expenses';
+import { einvoiceRoutes } from './einvoices';
 import { pdfRoutes } from './pdfs';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...expenseFileRoutes, ...expenseRoutes, ...eventRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...einvoiceRoutes, ...expenseFileRoutes, ...expenseRoutes, ...eventRoutes];

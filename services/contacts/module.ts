@@ -15,7 +15,7 @@ import { bankingHandlers, contactsHandlers } from './grpc/handlers';
 
 export const contactsModule: ServiceModule = {
   name: 'contacts',
-  needs: { secrets: ['cursorSecret'], blobs: false },
+  needs: { secrets: ['cursorSecret'], blobs: false, peers: [] },
   async create({ adapters, secrets, log }) {
     const store = contactsStore(adapters.store);
     const entities = new LegalEntities(store);

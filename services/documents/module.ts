@@ -21,7 +21,7 @@ import { documentSettingsHandlers, documentsAdminHandlers, documentsHandlers } f
 
 export const documentsModule: ServiceModule = {
   name: 'documents',
-  needs: { secrets: ['cursorSecret'], blobs: false },
+  needs: { secrets: ['cursorSecret'], blobs: false, peers: ['identity', 'contacts'] },
   async create({ adapters, secrets, log, peers }) {
     const store = documentsStore(adapters.store);
     // The relay maps each event's document snapshot as GetDocument does (ctx is set before the relay starts).

@@ -58,7 +58,7 @@ export function readUploadSweepConfig(env: NodeJS.ProcessEnv = process.env) {
 
 export const expensesModule: ServiceModule = {
   name: 'expenses',
-  needs: { secrets: ['cursorSecret'], blobs: true },
+  needs: { secrets: ['cursorSecret'], blobs: true, peers: ['contacts', 'documents'] },
   async create({ adapters, secrets, log, peers }) {
     const config = readExtractionConfig();
     const clock = { now: () => new Date() };

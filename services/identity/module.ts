@@ -17,7 +17,7 @@ import { identityAdminHandlers, identityHandlers } from './grpc/handlers';
 export const identityModule: ServiceModule = {
   name: 'identity',
   // Signs sessions (JWT), paginates, stores logos.
-  needs: { secrets: ['jwtSecret', 'cursorSecret'], blobs: true },
+  needs: { secrets: ['jwtSecret', 'cursorSecret'], blobs: true, peers: [] },
   async create({ adapters, secrets, log }) {
     const store = identityStore(adapters.store);
     // Revocations and workspace changes travel in the outbox of the record they change (same write).

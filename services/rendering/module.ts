@@ -12,6 +12,7 @@ import { ChromiumPool, DEFAULT_WORKSPACE_QUEUE_MAX, defaultWorkspaceConcurrency 
 import { GrpcDocumentSource } from './adapters/grpc-document-source';
 import { handlebarsTemplate } from './adapters/handlebars-template';
 import { subscribePrerender } from './adapters/prerender-consumer';
+import { EInvoices } from './domain/einvoices';
 import { Pdfs } from './domain/pdfs';
 import { renderingHandlers } from './grpc/handlers';
 import { eventsPart } from './events';
@@ -31,7 +32,7 @@ function testHoldFile(env: NodeJS.ProcessEnv = process.env): string | undefined 
 export const renderingModule: ServiceModule = {
   name: 'rendering',
   // PDFs in the blob store; the mail part paginates deliveries.
-  needs: { secrets: ['cursorSecret'], blobs: true },
+  needs: { secrets: ['cursorSecret'], blobs: true, peers: ['documents', 'identity'] },
   async create(deps) {
     const { adapters, log, peers } = deps;
     const { str, int } = readEnv();
@@ -58,7 +59,7 @@ export const renderingModule: ServiceModule = {
     const built = await Promise.all(parts.map((part) => part.create({ ...deps, log: log.child({ part: part.name }), pdfs })));
     return {
       bindings: [
-        restrict(implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs), log), { callers: ['gateway'] }),
+        restrict(implement('invoicing.rendering.v1.RenderingService', RenderingServiceService, renderingHandlers(pdfs, new EInvoices(source)), log), { callers: ['gateway'] }),
         ...built.flatMap((b) => b.bindings),
       ],
       stop: async () => {

@@ -52,6 +52,7 @@ export function countingWrites<T extends StoredDoc>(collection: Collection<T>, c
     get: (id) => collection.get(id),
     getMany: (ids) => collection.getMany(ids),
     findOne: (where) => collection.findOne(where),
+    findByUniqueKey: (key) => collection.findByUniqueKey(key),
     list: (query) => collection.list(query),
     count: (where) => collection.count(where),
     insert: (doc) => collection.insert(doc),

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { fail } from './errors';
 import { Collection, StoredDoc, UniqueViolation } from './store/port';
-import { Tenant, tenantKey, tenantWhere } from './tenant';
+import { Tenant, tenantKey } from './tenant';
 
 /** A request's key as the gateway scopes it (sha256 of credential id and key) and its fingerprint. */
 export interface IdempotencyToken {
@@ -76,7 +76,8 @@ const keyConflict = () =>
   fail.conflict('idempotency_key_conflict', 'this Idempotency-Key was already used with a different request (method, path or body)');
 
 async function createdBy<T extends TenantRecord>(collection: Collection<T>, tenant: Tenant, token: IdempotencyToken): Promise<T | null> {
-  const found = await collection.findOne({ ...tenantWhere(tenant), idempotency_key: token.key });
+  // Through the key's unique-key record (a point read on every engine), not a filter on idempotency_key.
+  const found = await collection.findByUniqueKey(uniqueKeyOf(tenant, token.key));
   if (found && found.idempotency_fingerprint !== token.fingerprint) throw keyConflict();
   return found;
 }

@@ -31,6 +31,8 @@ export interface ServiceNeeds {
   secrets: readonly SecretName[];
   /** Whether it stores or reads blobs (the MinIO keys). */
   blobs: boolean;
+  /** The services it calls (their *_ADDR): a process can start once these have (test/support/system.ts starts in waves). */
+  peers: readonly (keyof Peers)[];
 }
 
 export interface ServiceModule {

@@ -37,6 +37,7 @@ function heldAtInsert(store: ContactsStore, latch: { arrive(): Promise<void> }):
     },
     get: (id) => inner.get(id),
     findOne: (where) => inner.findOne(where),
+    findByUniqueKey: (key) => inner.findByUniqueKey(key),
     list: (query) => inner.list(query),
     count: (where) => inner.count(where),
     update: (doc) => inner.update(doc),

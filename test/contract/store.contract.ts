@@ -94,6 +94,49 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
       expect(await find('.*')).toEqual([]);
     });
 
+    describe('findByUniqueKey: the document holding a unique key, through the key itself', () => {
+      it('answers the holder of a key, and null for a key nobody holds', async () => {
+        const c = items();
+        const saved = await c.insert(item(1, { code: 'A' }));
+        await c.insert(item(2, { code: 'B', tenant: 2 }));
+        expect(await c.findByUniqueKey('code:1:A')).toEqual(saved);
+        expect((await c.findByUniqueKey('code:2:B'))?.id).toBe(2);
+        expect(await c.findByUniqueKey('code:2:A')).toBeNull();
+        expect(await c.findByUniqueKey('code:1:Z')).toBeNull();
+      });
+
+      it('follows updates: a key given up is no longer found, a new one is, at the version written', async () => {
+        const c = items();
+        const saved = await c.insert(item(1, { code: 'A' }));
+        const renamed = await c.update({ ...saved, code: 'B' });
+        expect(await c.findByUniqueKey('code:1:A')).toBeNull();
+        expect(await c.findByUniqueKey('code:1:B')).toEqual(renamed);
+        await c.update({ ...renamed, gone: '2026-02-02' });
+        expect(await c.findByUniqueKey('code:1:B')).toBeNull();
+      });
+
+      it('a write that failed leaves no holder of the keys it claimed, and the earlier holder stays found', async () => {
+        const c = items();
+        const first = await c.insert(item(1, { code: 'A' }));
+        // Refused on its id after its key was claimed (the Mongo adapter claims keys before the write).
+        await expect(c.insert(item(1, { code: 'C' }))).rejects.toBeInstanceOf(DuplicateId);
+        expect(await c.findByUniqueKey('code:1:C')).toBeNull();
+        // Refused on a key another document holds.
+        await expect(c.insert(item(2, { code: 'A' }))).rejects.toBeInstanceOf(UniqueViolation);
+        expect(await c.findByUniqueKey('code:1:A')).toEqual(first);
+      });
+
+      it('keys are per collection: the same key in another collection is another document', async () => {
+        const a = items();
+        const b = items();
+        await a.insert(item(1, { code: 'A' }));
+        expect(await b.findByUniqueKey('code:1:A')).toBeNull();
+        await b.insert(item(7, { code: 'A' }));
+        expect((await b.findByUniqueKey('code:1:A'))?.id).toBe(7);
+        expect((await a.findByUniqueKey('code:1:A'))?.id).toBe(1);
+      });
+    });
+
     describe('substring index (searchField): `contains` answers exactly what a scan would', () => {
       const searchable = (name = collectionName()) =>
         store.collection<Item>({ name, indexes: [['tenant', 'live']], searchField: 'search' });
@@ -302,6 +345,54 @@ export function describeStoreContract(adapter: string, factory: StoreFactory): v
         const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => c.insert(item(i + 2, { code: 'HANDOVER' }))));
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
         expect(await c.count({ code: 'HANDOVER' })).toBe(1);
+      });
+    });
+
+    describe('several unique keys added by one write (an issued document\'s number and number text)', () => {
+      // Two keys per document: the code, and the code's text under another prefix.
+      const paired = () =>
+        store.collection<Item>({
+          name: collectionName(),
+          uniqueKeys: (d) => (d.code && !d.gone ? [`code:${d.tenant}:${d.code}`, `text:${d.tenant}:${d.code.toLowerCase()}`] : []),
+        });
+
+      it('an update adding both keys holds both; another document can take neither', async () => {
+        const c = paired();
+        const doc = await c.insert(item(1));
+        const written = await c.update({ ...doc, code: 'N1' });
+        expect(await c.findByUniqueKey('code:1:N1')).toEqual(written);
+        expect(await c.findByUniqueKey('text:1:n1')).toEqual(written);
+        await expect(c.insert(item(2, { code: 'N1' }))).rejects.toBeInstanceOf(UniqueViolation);
+        const other = await c.insert(item(3));
+        await expect(c.update({ ...other, code: 'n1' })).rejects.toBeInstanceOf(UniqueViolation);
+      });
+
+      it('when one of the keys is taken the write is refused and the other key is left free', async () => {
+        const c = paired();
+        // Holds text:1:n2 (through code "n2") but not code:1:N2.
+        await c.insert(item(1, { code: 'n2' }));
+        const doc = await c.insert(item(2));
+        await expect(c.update({ ...doc, code: 'N2' })).rejects.toBeInstanceOf(UniqueViolation);
+        expect((await c.get(2))!.code).toBeNull();
+        expect(await c.findByUniqueKey('code:1:N2')).toBeNull();
+        // Once the first document gives up text:1:n2, a third takes both keys at once: code:1:N2 was withdrawn
+        // when the refused write failed, not left claimed by it.
+        await c.update({ ...(await c.get(1))!, gone: '2026-02-02' });
+        const third = await c.insert(item(3));
+        expect((await c.update({ ...third, code: 'N2' })).code).toBe('N2');
+        expect((await c.findByUniqueKey('code:1:N2'))?.id).toBe(3);
+      });
+
+      it('two documents racing for the same pair: exactly one holds both keys', async () => {
+        const c = paired();
+        const docs = [await c.insert(item(1)), await c.insert(item(2)), await c.insert(item(3))];
+        const results = await Promise.allSettled(docs.map((d) => c.update({ ...d, code: 'RACE' })));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(UniqueViolation);
+        const holder = await c.findByUniqueKey('code:1:RACE');
+        expect(holder).not.toBeNull();
+        expect((await c.findByUniqueKey('text:1:race'))?.id).toBe(holder!.id);
+        expect(await c.count({ code: 'RACE' })).toBe(1);
       });
     });
 

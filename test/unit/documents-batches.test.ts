@@ -186,6 +186,43 @@ describe('two replicas sharing the store, batching concurrently', () => {
   });
 });
 
+describe('a replica whose pending list another replica walked for it (its grace ran out)', () => {
+  it('its callers answer the documents issued from their entries — also those a compaction renumbered — not not_draft', async () => {
+    const file = tempDbFile();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    // The slow replica stops right after its reservation, as a replica on a starved CPU would.
+    const slow = domain(
+      file,
+      batchOf(3, {
+        afterReserve: async () => {
+          if (held) return;
+          held = true;
+          await released;
+        },
+      }),
+    );
+    const fast = domain(file);
+    const drafts = [await draft(fast), await draft(fast), await draft(fast)];
+    const slowCalls = drafts.map((doc) => slow.lifecycle.issue(tenant, 'invoice', doc.id).then((v) => v.record, (err: { code?: string }) => err.code));
+    while (!held) await new Promise((resolve) => setImmediate(resolve));
+    // The first draft goes away, so whoever walks the list compacts the two behind it (numbers 2, 3 → 1, 2).
+    await fast.documents.delete(tenant, 'invoice', drafts[0].id);
+    // The fast replica's clock is past the list's grace: it walks the list for the slow one, then issues its own.
+    fast.clock.base += 60_000;
+    const next = await fast.lifecycle.issue(tenant, 'invoice', (await draft(fast)).id);
+    expect(counter(next.record)).toBe(3);
+    release();
+    const [first, second, third] = await Promise.all(slowCalls);
+    expect(first).toBe('resource_not_found');
+    expect(second).toMatchObject({ id: drafts[1].id, status: 'exposed', number: '2026000001' });
+    expect(third).toMatchObject({ id: drafts[2].id, status: 'exposed', number: '2026000002' });
+    // Still gapless: the slow replica's second reservation for them was compacted away.
+    expect(counter(await fast.lifecycle.issue(tenant, 'invoice', (await draft(fast)).id).then((v) => v.record))).toBe(4);
+  });
+});
+
 describe('the credit cap under batches', () => {
   const issuedInvoice = async (d: Domain, unitPrice: string) => {
     const inv = await draft(d, { line_items: [line(unitPrice, '0')] });

@@ -55,6 +55,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"math"
 	"strings"
 	"sync"
 	"syscall"
@@ -492,6 +493,67 @@ func checks() []check {
 			}
 			if out["n"] != int32(1) {
 				return fmt.Errorf("unexpected doc %v", out)
+			}
+			return nil
+		}},
+		{"_id lookups use the _id_ index (patches/sqlite-id-pushdown.patch)", true, func(ctx context.Context, db *mongo.Database) error {
+			c := db.Collection("pushdown_plan")
+			if _, err := c.InsertMany(ctx, []any{bson.M{"_id": int32(7), "v": 0}, bson.M{"_id": "k:1", "v": 0}}); err != nil {
+				return err
+			}
+			for _, filter := range []bson.M{
+				{"_id": int32(7)},
+				{"_id": int64(7), "v": 0},
+				{"_id": "k:1", "v": bson.M{"$gte": 0}},
+				{"_id": bson.M{"$in": bson.A{int32(7), "k:1"}}},
+			} {
+				var plan bson.M
+				err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "pushdown_plan"}, {Key: "filter", Value: filter}}}}).Decode(&plan)
+				if err != nil {
+					return err
+				}
+				if text := fmt.Sprint(plan["queryPlanner"]); !strings.Contains(text, "USING INDEX") {
+					return fmt.Errorf("filter %v is not served by an index: %s", filter, text)
+				}
+			}
+			return nil
+		}},
+		{"_id pushdown keeps MongoDB's matching (number types, $in, other keys, -0)", true, func(ctx context.Context, db *mongo.Database) error {
+			c := db.Collection("pushdown_match")
+			if _, err := c.InsertMany(ctx, []any{
+				bson.M{"_id": int32(1), "v": 1}, bson.M{"_id": int64(2), "v": 1}, bson.M{"_id": 3.0, "v": 1},
+				bson.M{"_id": 0.5, "v": 1}, bson.M{"_id": int32(0), "v": 1}, bson.M{"_id": "s", "v": 2},
+			}); err != nil {
+				return err
+			}
+			cases := []struct {
+				filter bson.M
+				want   int64
+			}{
+				{bson.M{"_id": int64(1)}, 1}, {bson.M{"_id": 2.0}, 1}, {bson.M{"_id": int32(3)}, 1},
+				{bson.M{"_id": 0.5}, 1}, {bson.M{"_id": math.Copysign(0, -1)}, 1}, {bson.M{"_id": int32(1), "v": 2}, 0},
+				{bson.M{"_id": "s", "v": 2}, 1}, {bson.M{"_id": bson.M{"$in": bson.A{int32(1), int64(2), 3.0, "s", "t"}}}, 4},
+				{bson.M{"_id": bson.M{"$eq": int64(3)}}, 1},
+			}
+			for _, tc := range cases {
+				got, err := c.CountDocuments(ctx, tc.filter)
+				if err != nil {
+					return err
+				}
+				if got != tc.want {
+					return fmt.Errorf("filter %v matched %d documents, MongoDB matches %d", tc.filter, got, tc.want)
+				}
+				n, err := c.Find(ctx, tc.filter)
+				if err != nil {
+					return err
+				}
+				var docs []bson.M
+				if err := n.All(ctx, &docs); err != nil {
+					return err
+				}
+				if int64(len(docs)) != tc.want {
+					return fmt.Errorf("find %v returned %d documents, MongoDB returns %d", tc.filter, len(docs), tc.want)
+				}
 			}
 			return nil
 		}},

@@ -31,7 +31,16 @@ export type ComposedFields = Pick<
   | 'totals'
   | 'invoice_id'
   | 'paid_on'
+  | 'buyer_reference'
+  | 'order_reference'
+  | 'contract_reference'
+  | 'accounting_currency'
 >;
+
+/** The buyer's references an invoice carries to its e-invoice (BT-10, BT-13, BT-12). */
+type ReferenceField = 'buyer_reference' | 'order_reference' | 'contract_reference';
+/** EN 16931 sets no length; 200 holds any Leitweg-ID or order number with room to spare. */
+export const MAX_REFERENCE_LENGTH = 200;
 
 /** Default payment term of invoices and proformas. */
 export const DUE_DAYS = 14;
@@ -134,11 +143,14 @@ export async function compose(
     }
   }
 
-  const optionalText = (key: 'note' | 'variable_symbol', parse: (v: string) => string) => {
-    if (!has(input, key)) return current ? current[key] : null;
+  const optionalText = (key: 'note' | 'variable_symbol' | ReferenceField, parse: (v: string) => string) => {
+    if (!has(input, key)) return current ? (current[key] ?? null) : null;
     const value = input[key];
     return value && value.trim() ? parse(value) : null;
   };
+  // Invoices only: the API offers them on invoices alone; another type never has them.
+  const reference = (key: ReferenceField) =>
+    type === 'invoice' ? optionalText(key, (v) => text(v, key, MAX_REFERENCE_LENGTH)) : null;
 
   // Lines: given, else kept (re-priced when the currency changed), else a credit note copies its invoice.
   let lines = current?.line_items ?? [];
@@ -165,5 +177,9 @@ export async function compose(
     totals,
     invoice_id: invoiceId,
     paid_on: paidOn,
+    accounting_currency: currency === settings.currency ? null : settings.currency,
+    buyer_reference: reference('buyer_reference'),
+    order_reference: reference('order_reference'),
+    contract_reference: reference('contract_reference'),
   };
 }

@@ -12,10 +12,11 @@ import { INITIAL_STATUS, isLocked, PRINTED_FIELDS, withEvents } from './records'
 
 const COMPOSED_KEYS: Array<keyof ComposedFields> = [
   'purchaser_id', 'purchaser', 'issue_date', 'due_date', 'delivery_date', 'currency', 'exchange_rate', 'pdf_language', 'variable_symbol',
-  'bank_account_id', 'bank_account', 'note', 'line_items', 'totals', 'invoice_id', 'paid_on',
+  'bank_account_id', 'bank_account', 'note', 'line_items', 'totals', 'invoice_id', 'paid_on', 'buyer_reference', 'order_reference',
+  'contract_reference', 'accounting_currency',
 ];
 /** Snapshots and totals follow the fields they derive from; they are not reported as changed on their own. */
-const DERIVED_KEYS = new Set<keyof ComposedFields>(['purchaser', 'bank_account', 'totals']);
+const DERIVED_KEYS = new Set<keyof ComposedFields>(['purchaser', 'bank_account', 'totals', 'accounting_currency']);
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -65,8 +66,11 @@ export class Documents {
         // not re-copy today's contact onto a binding document.
         fields.purchaser = doc.purchaser;
         fields.bank_account = doc.bank_account;
+        // What exchange_rate converted to when it was issued, whatever the workspace currency is now.
+        fields.accounting_currency = doc.accounting_currency ?? null;
       }
-      const changed = COMPOSED_KEYS.filter((k) => !same(fields[k], doc[k]));
+      // A field a record predates (absent) equals null (buyer_reference & co. on older invoices).
+      const changed = COMPOSED_KEYS.filter((k) => !same(fields[k] ?? null, doc[k] ?? null));
       if (isLocked(doc)) {
         const locked = PRINTED_FIELDS.find((k) => changed.includes(k));
         if (locked) {

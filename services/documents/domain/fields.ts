@@ -37,6 +37,10 @@ export interface DocumentInput {
   line_items?: LineItemInput[];
   invoice_id?: number | null;
   paid_on?: string | null;
+  /** Invoices only (e-invoice BT-10, BT-13, BT-12). */
+  buyer_reference?: string | null;
+  order_reference?: string | null;
+  contract_reference?: string | null;
 }
 
 // Shared with the expenses service (services/shared/validation.ts).

@@ -252,6 +252,7 @@ export class Lifecycle {
         ...defaultDates(type, today),
         currency: source.currency,
         exchange_rate: source.exchange_rate,
+        accounting_currency: source.accounting_currency ?? null,
         pdf_language: source.pdf_language,
         variable_symbol: source.variable_symbol,
         bank_account_id: source.bank_account_id,

@@ -254,7 +254,9 @@ export class Numbering {
         const p = list[i];
         const outcome = await this.applyOne(seq.type, p, known, written);
         results.set(p.document_id, outcome);
-        if (outcome instanceof Error || outcome === null) failed = i;
+        // An entry is done only when its document carries its number; a document answered as issued from
+        // the entry under another number (numberedFrom) leaves this number unwritten: compacted away.
+        if (outcome instanceof Error || outcome === null || !carries(outcome, p)) failed = i;
         else {
           await this.hooks.afterApply?.(p);
           // A long batch (a slow store) says it is alive, so other replicas keep waiting instead of
@@ -288,7 +290,10 @@ export class Numbering {
     let doc = known.get(p.document_id) ?? (await this.store.documents.get(p.document_id));
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (!doc || doc.type !== type) return null;
-      if (doc.sequence_year === p.year && doc.sequence_number === p.number) return doc;
+      if (carries(doc, p)) return doc;
+      // Numbered from this very entry by another walker, at the number a compaction gave it: the issue
+      // its caller asked for happened (on the revision it checked), so it is answered, not refused.
+      if (numberedFrom(doc, p)) return doc;
       if (!appliesTo(doc, p)) return null;
       try {
         const issued = await this.store.documents.update(applyIssue(doc, p, this.clock.now().toISOString(), this.events));
@@ -341,6 +346,16 @@ function compacted(seq: SequenceRecord, list: PendingNumber[], failed: number, a
     return { ...p, number, formatted: formatNumber(p.format ?? '', p.year, number) };
   });
   return { ...seq, last: seq.last - 1, pending: rest.length ? rest : null, updated_at: at };
+}
+
+/**
+ * `doc` was issued in `p`'s sequence from the revision `p` was reserved for (applyIssue writes revision + 1),
+ * so from an entry of the same request — under another number only if a compaction moved it.
+ */
+const carries = (doc: DocumentRecord, p: PendingNumber) => doc.sequence_year === p.year && doc.sequence_number === p.number;
+
+function numberedFrom(doc: DocumentRecord, p: PendingNumber): boolean {
+  return p.revision !== undefined && !issuable(doc) && doc.sequence_year === p.year && doc.sequence_number !== null && revisionOf(doc) === p.revision + 1;
 }
 
 /** The pending number may be written on `doc`: still the draft, at the revision its issuer checked. */

@@ -19,7 +19,7 @@ export const ISSUED_TYPES: DocType[] = ['invoice', 'credit_note'];
  */
 export const PRINTED_FIELDS = [
   'purchaser_id', 'issue_date', 'delivery_date', 'due_date', 'currency', 'exchange_rate', 'line_items', 'invoice_id', 'variable_symbol',
-  'bank_account_id', 'note',
+  'bank_account_id', 'note', 'buyer_reference', 'order_reference', 'contract_reference',
 ] as const;
 
 export function isLocked(doc: DocumentRecord): boolean {

@@ -85,6 +85,10 @@ export function toDocumentMessage(view: DocumentView): Document {
     updated_at: d.updated_at,
     issued_at: opt(d.issued_at),
     credited_amount: view.credited_amount,
+    buyer_reference: opt(d.buyer_reference ?? null),
+    order_reference: opt(d.order_reference ?? null),
+    contract_reference: opt(d.contract_reference ?? null),
+    accounting_currency: opt(d.accounting_currency ?? null),
     deleted: opt(d.deleted),
   };
 }
@@ -117,6 +121,9 @@ export function fromDocumentInput(input: DocumentInputMessage | undefined): Docu
     })),
     invoice_id: clearableId(input.invoice_id),
     paid_on: clearable(input.paid_on),
+    buyer_reference: clearable(input.buyer_reference),
+    order_reference: clearable(input.order_reference),
+    contract_reference: clearable(input.contract_reference),
   };
 }
 

@@ -130,6 +130,19 @@ export interface DocumentRecord extends StoredDoc, OutboxFields<EventPayload>, C
   bank_account_id: number | null;
   bank_account: BankDetailsData | null;
   note: string | null;
+  /**
+   * Invoices: the buyer's references (EN 16931 BT-10, BT-13, BT-12), printed on the e-invoice. Absent on
+   * records written before they existed, which reads as null.
+   */
+  buyer_reference?: string | null;
+  /**
+   * The workspace currency `exchange_rate` converts to, when it is not `currency` (else null): the VAT
+   * accounting currency of the e-invoice (BT-6). Frozen once the document is locked; absent on records
+   * written before it was kept (read as null: the e-invoice then carries no BT-6).
+   */
+  accounting_currency?: string | null;
+  order_reference?: string | null;
+  contract_reference?: string | null;
   line_items: LineItemData[];
   totals: Totals;
   paid_on: string | null;

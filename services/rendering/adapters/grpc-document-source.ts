@@ -50,6 +50,8 @@ export function printable(d: Document): PrintableDocument {
     due_date: d.due_date ?? null,
     delivery_date: d.delivery_date ?? null,
     currency: d.currency,
+    exchange_rate: d.exchange_rate,
+    accounting_currency: d.accounting_currency ?? null,
     pdf_language: d.pdf_language,
     variable_symbol: d.variable_symbol ?? null,
     bank_account: bank(d.bank_account),
@@ -72,6 +74,9 @@ export function printable(d: Document): PrintableDocument {
     amount_due: d.amount_due,
     paid_on: d.paid_on ?? null,
     invoice_number: d.invoice?.number ?? null,
+    buyer_reference: d.buyer_reference ?? null,
+    order_reference: d.order_reference ?? null,
+    contract_reference: d.contract_reference ?? null,
     updated_at: d.updated_at,
   };
 }

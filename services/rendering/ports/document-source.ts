@@ -54,6 +54,10 @@ export interface PrintableDocument {
   due_date: string | null;
   delivery_date: string | null;
   currency: string;
+  /** Units of accounting_currency per unit of currency. */
+  exchange_rate?: string;
+  /** The VAT accounting currency when it is not `currency` (e-invoice BT-6), else null. */
+  accounting_currency?: string | null;
   pdf_language: string;
   variable_symbol: string | null;
   bank_account: PrintedBank | null;
@@ -68,6 +72,10 @@ export interface PrintableDocument {
   paid_on: string | null;
   /** Credit notes: the number of the invoice they correct. */
   invoice_number: string | null;
+  /** Invoices: the buyer's references (e-invoice BT-10, BT-13, BT-12; not printed on the PDF). */
+  buyer_reference?: string | null;
+  order_reference?: string | null;
+  contract_reference?: string | null;
   updated_at: string;
 }
 

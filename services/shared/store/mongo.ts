@@ -180,6 +180,7 @@ function outageAware<T extends StoredDoc>(collection: Collection<T>): Collection
     get: (id) => guarded(() => collection.get(id)),
     getMany: (ids) => guarded(() => collection.getMany(ids)),
     findOne: (where) => guarded(() => collection.findOne(where)),
+    findByUniqueKey: (key) => guarded(() => collection.findByUniqueKey(key)),
     list: (query) => guarded(() => collection.list(query)),
     count: (where) => guarded(() => collection.count(where)),
     update: (doc) => guarded(() => collection.update(doc)),
@@ -292,8 +293,15 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
     return `${this.spec.name}|${key}`;
   }
 
-  /** Claims every key for `owner` under `token`; on a taken key withdraws what it claimed and throws UniqueViolation. */
+  /**
+   * Claims every key for `owner` under `token`; on a taken key withdraws what it claimed and throws
+   * UniqueViolation. Several keys (an issued document's number and number text) in one insert.
+   */
   private async claimKeys(owner: number, keys: string[], token: string): Promise<void> {
+    if (keys.length > 1) {
+      await this.claimWanted(keys.map((key) => ({ owner, key })), token);
+      return;
+    }
     const claimed: string[] = [];
     try {
       for (const key of keys) {
@@ -343,6 +351,11 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
 
   /** After a successful write: the claims stay, `token`'s write no longer pends on them. */
   private async settle(owner: number, keys: string[], token: string): Promise<void> {
+    if (keys.length > 1) {
+      const ids = keys.map((key) => this.claimId(key));
+      await this.claims.updateMany({ _id: { $in: ids }, owner }, { $pull: { pending: token }, $inc: { rev: 1 } });
+      return;
+    }
     for (const key of keys) await this.claims.updateOne({ _id: this.claimId(key), owner }, { $pull: { pending: token }, $inc: { rev: 1 } });
   }
 
@@ -402,6 +415,15 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
   async findOne(where: Where): Promise<T | null> {
     await this.ensureIndexes();
     return this.toDoc(await this.model.findOne(this.filter(where)).lean());
+  }
+
+  async findByUniqueKey(key: string): Promise<T | null> {
+    // Two reads by _id: the claim names its owner, and the owner holds the key only once its write landed
+    // (a claim outlives a failed write until released, and precedes a write in flight).
+    const claim = await this.claims.findById(this.claimId(key)).lean();
+    if (!claim) return null;
+    const owner = this.toDoc(await this.model.findById(claim.owner).lean());
+    return owner && this.keysOf(owner).includes(key) ? owner : null;
   }
 
   async list(query: ListQuery): Promise<T[]> {
@@ -465,8 +487,15 @@ class MongoCollection<T extends StoredDoc> implements Collection<T> {
    * write, or UniqueViolation). On a violation every claim made is withdrawn. Returns the keys by owner.
    */
   private async claimMany(docs: T[], token: string): Promise<Map<number, string[]>> {
+    return this.claimWanted(
+      docs.flatMap((doc) => this.keysOf(doc).map((key) => ({ owner: doc.id, key }))),
+      token,
+    );
+  }
+
+  /** claimMany's work, for any keys of any owners. */
+  private async claimWanted(wanted: Array<{ owner: number; key: string }>, token: string): Promise<Map<number, string[]>> {
     const claimed = new Map<number, string[]>();
-    const wanted = docs.flatMap((doc) => this.keysOf(doc).map((key) => ({ owner: doc.id, key })));
     if (wanted.length === 0) return claimed;
     const seen = new Set<string>();
     for (const { key } of wanted) {

@@ -45,6 +45,12 @@ export interface Collection<T extends StoredDoc> {
   /** The documents of these ids that exist, in no particular order: one round trip for a page's related records. */
   getMany(ids: number[]): Promise<T[]>;
   findOne(where: Where): Promise<T | null>;
+  /**
+   * The stored document that holds `key` among its unique keys (CollectionSpec.uniqueKeys), or null: a point
+   * read through the unique-key records, whatever the engine's indexes (FerretDB answers other filters with a
+   * scan). A key claimed by a write still in flight is not held yet: null until that write lands.
+   */
+  findByUniqueKey(key: string): Promise<T | null>;
   list(query: ListQuery): Promise<T[]>;
   count(where: Where): Promise<number>;
   /** Writes `doc` as version+1 if the stored version still equals doc.version, else throws VersionConflict. */

@@ -242,6 +242,14 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
     return found ?? null;
   }
 
+  async findByUniqueKey(key: string): Promise<T | null> {
+    // Keys are written in the same transaction as their document, so a key's row always names its holder.
+    const row = this.sql(`SELECT d.doc FROM unique_keys k JOIN ${this.table} d ON d.id = k.id WHERE k.collection = ? AND k.key = ?`).get(this.spec.name, key) as
+      | { doc: string }
+      | undefined;
+    return row ? (JSON.parse(row.doc) as T) : null;
+  }
+
   async list(query: ListQuery): Promise<T[]> {
     const indexed = this.search && query.contains?.field === this.search.field && SubstringIndex.serves(query.contains.text);
     if (!indexed) return this.scan(query);
