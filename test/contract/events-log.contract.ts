@@ -45,8 +45,13 @@ export function describeEventsLogContract(name: string, open: () => Promise<Docu
       ]);
       const live = (await events.list(tenant, NO_FILTERS, { page_size: 100 }, cursors)).items;
       expect(live.filter((e) => e.type === 'bank_account.created')).toHaveLength(1);
-      // Newest first by created_at is newest first by number: 11, 10, … 1.
-      expect(live.map((e) => e.sequence)).toEqual(Array.from({ length: 11 }, (_, i) => 11 - i));
+      // Newest first by created_at is newest first by number, strictly; the redelivery racing its first
+      // delivery may have taken a number it then did not store (a skip, never a repeat).
+      const numbers = live.map((e) => e.sequence);
+      expect(numbers).toHaveLength(11);
+      for (let i = 1; i < numbers.length; i++) expect(numbers[i]).toBeLessThan(numbers[i - 1]);
+      expect(numbers[numbers.length - 1]).toBe(1);
+      expect(numbers[0]).toBeLessThanOrEqual(12);
       expect((await events.list(test, NO_FILTERS, { page_size: 100 }, cursors)).items.map((e) => e.sequence)).toEqual([3, 2, 1]);
     });
 
