@@ -3,6 +3,7 @@ import { BankingServiceService, ContactsServiceService } from '../gen/invoicing/
 import { DocumentsServiceService } from '../gen/invoicing/documents/v1/documents';
 import { ExpensesServiceService } from '../gen/invoicing/expenses/v1/expenses';
 import { IdentityAdminServiceService, IdentityServiceService } from '../gen/invoicing/identity/v1/identity';
+import { EventsServiceService } from '../gen/invoicing/rendering/v1/events';
 import { RenderingServiceService } from '../gen/invoicing/rendering/v1/rendering';
 import { AsyncClient, CallOptions, connect } from '../services/shared/grpc/typed';
 
@@ -21,6 +22,8 @@ export interface GatewayClients {
   documents: AsyncClient<typeof DocumentsServiceService>;
   rendering: AsyncClient<typeof RenderingServiceService>;
   expenses: AsyncClient<typeof ExpensesServiceService>;
+  /** The events log: a part of the rendering service. */
+  events: AsyncClient<typeof EventsServiceService>;
   close(): void;
 }
 
@@ -31,6 +34,7 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
   const documents = connect(DocumentsServiceService, 'invoicing.documents.v1.DocumentsService', addresses.documents);
   const rendering = connect(RenderingServiceService, 'invoicing.rendering.v1.RenderingService', addresses.rendering);
   const expenses = connect(ExpensesServiceService, 'invoicing.expenses.v1.ExpensesService', addresses.expenses);
+  const events = connect(EventsServiceService, 'invoicing.rendering.v1.EventsService', addresses.rendering);
   return {
     identity,
     contacts,
@@ -38,7 +42,8 @@ export function connectClients(addresses: ServiceAddresses): GatewayClients {
     documents,
     rendering,
     expenses,
-    close: () => [identity, contacts, banking, documents, rendering, expenses].forEach((c) => c.close()),
+    events,
+    close: () => [identity, contacts, banking, documents, rendering, expenses, events].forEach((c) => c.close()),
   };
 }
 
@@ -59,6 +64,7 @@ export function withCallOptions(clients: GatewayClients, extra: Pick<CallOptions
     documents: bind(clients.documents),
     rendering: bind(clients.rendering),
     expenses: bind(clients.expenses),
+    events: bind(clients.events),
     close: () => clients.close(),
   };
 }

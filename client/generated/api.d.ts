@@ -682,6 +682,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/{account_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The workspace's events of the credential's mode (a test credential sees test-mode events only), newest first: `created_at` descending, then id descending; keyset pages. `type` is one event type (`invoice.paid`) or a prefix ending in a dot (`invoice.`); anything else → 422 invalid_event_type. `created_at[gte]`, `created_at[gt]`, `created_at[lte]` and `created_at[lt]` bound `created_at` (RFC 3339 date-times with a zone; anything else → 422 invalid_timestamp); the filters are bound into the cursor. Needs read:events.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{account_id}/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /**
+                 * @description An event's id (`evt_…`); anything else, or an event of another workspace or mode, → 404.
+                 * @example evt_9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d
+                 */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of the workspace and the credential's mode. Needs read:events.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/{account_id}/expenses/upload": {
         parameters: {
             query?: never;
@@ -1653,8 +1704,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description Deleted documents are not returned (404), so this is always null. */
-            deleted: null;
+            /**
+             * Format: date-time
+             * @description Deleted documents are not returned (404), so a GET always shows null; set only on the document of a `.deleted` event (data.object).
+             */
+            deleted: string | null;
         };
         /** @description A correction of an invoice. Numbered when issued; an issued credit note reduces its invoice's amount_due. */
         CreditNote: {
@@ -1701,8 +1755,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description Deleted documents are not returned (404), so this is always null. */
-            deleted: null;
+            /**
+             * Format: date-time
+             * @description Deleted documents are not returned (404), so a GET always shows null; set only on the document of a `.deleted` event (data.object).
+             */
+            deleted: string | null;
         };
         /** @description An advance-payment document, issued to the customer, paid, then converted to its final invoice (once). */
         Proforma: {
@@ -1750,8 +1807,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description Deleted documents are not returned (404), so this is always null. */
-            deleted: null;
+            /**
+             * Format: date-time
+             * @description Deleted documents are not returned (404), so a GET always shows null; set only on the document of a `.deleted` event (data.object).
+             */
+            deleted: string | null;
         };
         /** @description A price offer; accept makes it binding, then it converts to invoices or proformas. */
         Quote: {
@@ -1793,8 +1853,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description Deleted documents are not returned (404), so this is always null. */
-            deleted: null;
+            /**
+             * Format: date-time
+             * @description Deleted documents are not returned (404), so a GET always shows null; set only on the document of a `.deleted` event (data.object).
+             */
+            deleted: string | null;
         };
         InvoiceList: {
             data: components["schemas"]["Invoice"][];
@@ -1815,6 +1878,31 @@ export interface components {
             data: components["schemas"]["Quote"][];
             next_cursor: string | null;
             has_more: boolean;
+        };
+        Event: {
+            /** @description Stable: the same event always has the same id (the webhook-id of its deliveries). */
+            id: string;
+            /**
+             * @description What happened.
+             * @enum {string}
+             */
+            type: "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.issued" | "invoice.paid" | "invoice.sent" | "email.delivered" | "email.failed" | "credit_note.created" | "credit_note.updated" | "credit_note.deleted" | "credit_note.issued" | "proforma.created" | "proforma.updated" | "proforma.deleted" | "proforma.issued" | "proforma.paid" | "proforma.converted" | "quote.created" | "quote.updated" | "quote.deleted" | "quote.accepted" | "contact.created" | "contact.updated" | "contact.deleted" | "bank_account.created" | "bank_account.updated" | "bank_account.deleted" | "expense.created" | "expense.updated" | "expense.deleted" | "expense.extraction_completed" | "expense.extraction_failed";
+            /**
+             * Format: date-time
+             * @description When the event was recorded.
+             */
+            created_at: string;
+            /**
+             * @description The mode of the change: test for changes made with a test (`inv_test_…`) credential.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description Grows strictly with every event of the workspace and mode (it may skip numbers): the order the events were recorded in. */
+            sequence: number;
+            data: {
+                /** @description The resource exactly as its GET answered right after the change (a deleted one as it was when deleted, with `deleted` set). `email.*` events carry the invoice. */
+                object: components["schemas"]["Invoice"] | components["schemas"]["CreditNote"] | components["schemas"]["Proforma"] | components["schemas"]["Quote"] | components["schemas"]["Contact"] | components["schemas"]["BankAccount"] | components["schemas"]["Expense"];
+            };
         };
         /** @description Why the last extraction job failed. */
         ExtractionFailure: {
@@ -4478,6 +4566,113 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["EInvoiceUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description The previous page's next_cursor, verbatim. Opaque and bound to the list's filters; any other value → 422 invalid_cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Items per page, 1 to 100 (default 25); other values are refused with 422 invalid_limit. */
+                limit?: components["parameters"]["Limit"];
+                /** @example invoice. */
+                type?: string;
+                /**
+                 * @description Only events created at or after this time.
+                 * @example 2026-11-28T00:00:00Z
+                 */
+                "created_at[gte]"?: string;
+                /**
+                 * @description Only events created after this time.
+                 * @example 2026-11-28T00:00:00Z
+                 */
+                "created_at[gt]"?: string;
+                /**
+                 * @description Only events created at or before this time.
+                 * @example 2026-11-29T00:00:00Z
+                 */
+                "created_at[lte]"?: string;
+                /**
+                 * @description Only events created before this time.
+                 * @example 2026-11-29T00:00:00Z
+                 */
+                "created_at[lt]"?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageInfo"] & {
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything but a decimal integer from 1 to 2^53−1 names no record (404). */
+                account_id: components["parameters"]["AccountId"];
+                /**
+                 * @description An event's id (`evt_…`); anything else, or an event of another workspace or mode, → 404.
+                 * @example evt_9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d
+                 */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];

@@ -4,11 +4,12 @@ import { contactsStore } from '../../services/contacts/adapters/contacts-store';
 import { documentsStore } from '../../services/documents/adapters/documents-store';
 import { identityStore } from '../../services/identity/adapters/identity-store';
 import { deliveriesCollection } from '../../services/rendering/adapters/delivery-store';
+import { eventSequencesCollection, eventsCollection } from '../../services/rendering/adapters/events-store';
 import { declaredIndexes } from '../../services/shared/store/mongo';
 import { Collection, CollectionSpec, DocumentStore, StoredDoc } from '../../services/shared/store/port';
 
 /** A service's store factory: builds its collections from a DocumentStore. A new service adds its own here. */
-const FACTORIES: Array<(store: DocumentStore) => unknown> = [identityStore, contactsStore, documentsStore, deliveriesCollection];
+const FACTORIES: Array<(store: DocumentStore) => unknown> = [identityStore, contactsStore, documentsStore, deliveriesCollection, eventsCollection, eventSequencesCollection];
 
 export interface DeclaredCollection {
   name: string;

@@ -68,7 +68,7 @@ function common(d: Document) {
   };
 }
 
-const timestamps = (d: Document) => ({ created_at: d.created_at, updated_at: d.updated_at, deleted: null });
+const timestamps = (d: Document) => ({ created_at: d.created_at, updated_at: d.updated_at, deleted: d.deleted ?? null });
 
 export function presentDocument(d: Document) {
   switch (d.type) {

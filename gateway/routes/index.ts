@@ -2,6 +2,7 @@
 import { authRoutes } from './auth';
 import { bankAccountRoutes, contactRoutes } from './contacts';
 import { documentRoutes } from './documents';
+import { eventRoutes } from './events';
 import { expenseFileRoutes } from './expense-files';
 import { expenseRoutes } from './expenses';
 import { einvoiceRoutes } from './einvoices';
@@ -9,4 +10,4 @@ import { pdfRoutes } from './pdfs';
 import { RouteSpec } from './route';
 import { userRoutes } from './user';
 
-export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...einvoiceRoutes, ...expenseFileRoutes, ...expenseRoutes];
+export const allRoutes: RouteSpec[] = [...authRoutes, ...userRoutes, ...contactRoutes, ...bankAccountRoutes, ...documentRoutes, ...pdfRoutes, ...einvoiceRoutes, ...expenseFileRoutes, ...expenseRoutes, ...eventRoutes];

@@ -13,7 +13,7 @@ import { GrpcDirectory } from './adapters/grpc-directory';
 import { consumeMailOutcomes } from './adapters/mail-outcomes';
 import { documentsOutbox } from './adapters/outbox-relay';
 import { ADMISSION_DEFAULTS } from './domain/admission';
-import { DocumentsContext } from './domain/context';
+import { DocumentsContext, DocumentView } from './domain/context';
 import { Documents } from './domain/documents';
 import { Lifecycle } from './domain/lifecycle';
 import { DEFAULT_MAIL_RECIPIENTS_PER_DAY } from './domain/mail-allowance';
@@ -24,7 +24,8 @@ export const documentsModule: ServiceModule = {
   needs: { secrets: ['cursorSecret'], blobs: false, peers: ['identity', 'contacts'] },
   async create({ adapters, secrets, log, peers }) {
     const store = documentsStore(adapters.store);
-    const relay = new OutboxRelay([documentsOutbox(store.documents)], adapters.bus, log, outboxRelayOptions());
+    // The relay maps each event's document snapshot as GetDocument does (ctx is set before the relay starts).
+    const relay: OutboxRelay = new OutboxRelay([documentsOutbox(store.documents, (doc): Promise<DocumentView> => ctx.view(doc))], adapters.bus, log, outboxRelayOptions());
     const directory = new GrpcDirectory({ identity: peers.identity, contacts: peers.contacts });
     const ctx = new DocumentsContext({
       store,
@@ -45,7 +46,7 @@ export const documentsModule: ServiceModule = {
     });
     const cursors = new CursorCodec(secrets.cursorSecret);
     relay.start();
-    const mailOutcomes = await consumeMailOutcomes(adapters.bus, store.documents);
+    const mailOutcomes = await consumeMailOutcomes(adapters.bus, store.documents, ctx.events, relay);
     return {
       bindings: [
         restrict(

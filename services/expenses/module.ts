@@ -65,13 +65,13 @@ export const expensesModule: ServiceModule = {
     const store = expensesStore(adapters.store);
     const suppliers = new GrpcSuppliers(peers.contacts);
     const workspace = new GrpcWorkspaceSettings(peers.documents);
-    const expenses = new Expenses(store, suppliers, workspace, clock);
     const relay = new OutboxRelay(
       [expensesOutbox(store.expenses)],
       adapters.bus,
       log,
       outboxRelayOptions(),
     );
+    const expenses = new Expenses(store, suppliers, workspace, clock, { written: () => relay.notify() });
     const quota = new ExtractionQuota(adapters.store.collection(quotaCountersSpec), () => adapters.store.nextId('expenses.quota'));
     const lanes = extractionLanes(adapters.store.collection(extractionLanesSpec), () => adapters.store.nextId('expenses.extraction_lanes'));
     const queue = new ExtractionQueue(store, lanes, clock, { perWorkspace: config.perWorkspace, leaseMs: config.leaseMs });

@@ -15,11 +15,12 @@ import { subscribePrerender } from './adapters/prerender-consumer';
 import { EInvoices } from './domain/einvoices';
 import { Pdfs } from './domain/pdfs';
 import { renderingHandlers } from './grpc/handlers';
+import { eventsPart } from './events';
 import { mailPart } from './mail';
 import { RenderingPart } from './part';
 
 /** The parts built on the PDFs. */
-const parts: RenderingPart[] = [mailPart];
+const parts: RenderingPart[] = [mailPart, eventsPart];
 
 /** RENDER_TEST_HOLD_FILE (ChromiumPoolOptions.testHoldFile): test systems only, refused in production. */
 function testHoldFile(env: NodeJS.ProcessEnv = process.env): string | undefined {

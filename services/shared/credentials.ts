@@ -81,12 +81,19 @@ export const RESOURCES = [
   'contacts',
   'bank_accounts',
   'accounts',
+  // Issue #19: webhook endpoints (read/write/manage) and the events log (read only: events are written
+  // by the changes themselves, never through the API).
+  'webhooks',
+  'events',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Access = 'read' | 'write' | 'manage';
 const LEVEL: Record<Access, number> = { read: 1, write: 2, manage: 3 };
 
-export const ALL_SCOPES: string[] = RESOURCES.flatMap((r) => (['read', 'write', 'manage'] as const).map((a) => `${a}:${r}`));
+/** The levels a resource has; every one not listed has all three. */
+const LEVELS_OF: Partial<Record<Resource, readonly Access[]>> = { events: ['read'] };
+
+export const ALL_SCOPES: string[] = RESOURCES.flatMap((r) => (LEVELS_OF[r] ?? (['read', 'write', 'manage'] as const)).map((a) => `${a}:${r}`));
 
 export function isKnownScope(scope: string): boolean {
   return ALL_SCOPES.includes(scope);

@@ -43,4 +43,10 @@ describe('scopes (§5)', () => {
       for (const access of ['read', 'write', 'manage']) expect(ALL_SCOPES).toContain(`${access}:${resource}`);
     }
   });
+
+  it('names the scopes of issue #19: read, write and manage of webhooks, and read:events only', () => {
+    expect(ALL_SCOPES).toEqual(expect.arrayContaining(['read:webhooks', 'write:webhooks', 'manage:webhooks', 'read:events']));
+    expect(ALL_SCOPES).not.toContain('write:events');
+    expect(ALL_SCOPES).not.toContain('manage:events');
+  });
 });

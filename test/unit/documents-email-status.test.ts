@@ -55,9 +55,9 @@ describe('email_status of an invoice', () => {
     expect(applyDeliveryOutcome(resent, { delivery_id: first, status: 'failed', error: '550 no' })).toBeNull();
   });
 
-  it('is applied from the bus, once, and only to the invoice of the event’s workspace and mode', async () => {
+  it('is applied from the bus, once, and only to the invoice of the event’s workspace and mode, with its email event in the same write', async () => {
     const bus = new MemoryEventBus();
-    const sub = await consumeMailOutcomes(bus, d.ctx.store.documents);
+    const sub = await consumeMailOutcomes(bus, d.ctx.store.documents, d.ctx.events, { notify: () => undefined });
     const { doc, requestId } = await sentInvoice();
     await bus.publish(TOPICS.mail, [toMessage(outcomeEvent(doc.id, requestId, 'failed', '550 rejected', { account_id: tenant.account_id, livemode: !tenant.livemode }))]);
     await bus.publish(TOPICS.mail, [toMessage(outcomeEvent(doc.id, randomUUID(), 'sent'))]);
@@ -66,6 +66,10 @@ describe('email_status of an invoice', () => {
     for (let i = 0; i < 50 && (await d.ctx.store.documents.get(doc.id))!.email_status === 'queued'; i++) await new Promise((r) => setTimeout(r, 10));
     const after = (await d.ctx.store.documents.get(doc.id))!;
     expect(after).toMatchObject({ email_status: 'failed', email_error: '550 5.1.1 mailbox unavailable', version: doc.version + 1 });
+    // The tenant's email.failed event: on the invoice's outbox, with the invoice as that write left it.
+    const emailEvents = after.outbox.filter((e) => e.type.startsWith('documents.invoice.email_'));
+    expect(emailEvents.map((e) => e.type)).toEqual(['documents.invoice.email_failed']);
+    expect(emailEvents[0].object).toMatchObject({ id: doc.id, email_status: 'failed', email_error: '550 5.1.1 mailbox unavailable' });
     await sub.close();
   });
 });

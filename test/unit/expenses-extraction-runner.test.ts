@@ -100,12 +100,13 @@ async function uploadOne(s: Setup, allowance = 10) {
 }
 
 describe('upload', () => {
-  it('stores the expense pending with one extraction_requested event in its outbox', async () => {
+  it('stores the expense pending with its expense.created event, then one extraction_requested event, in its outbox', async () => {
     const s = setup();
     const expense = await uploadOne(s);
     expect(expense.extraction_status).toBe('pending');
-    expect(expense.outbox).toHaveLength(1);
-    expect(expense.outbox![0]).toMatchObject({ type: EXTRACTION_REQUESTED, payload: { extraction_requested: { expense_id: expense.id, job_id: expense.job_id, tier: 'standard' } } });
+    expect(expense.outbox!.map((e) => e.type)).toEqual(['expenses.expense.created', EXTRACTION_REQUESTED]);
+    expect(expense.outbox![0].object).toMatchObject({ id: expense.id, extraction_status: 'pending' });
+    expect(expense.outbox![1]).toMatchObject({ type: EXTRACTION_REQUESTED, payload: { extraction_requested: { expense_id: expense.id, job_id: expense.job_id, tier: 'standard' } } });
   });
 
   it('a refused file leaves no expense', async () => {
@@ -114,12 +115,22 @@ describe('upload', () => {
     expect(await s.store.expenses.count({})).toBe(0);
   });
 
-  it('quota used up: manual, no job, no event', async () => {
+  it('quota used up: manual, no job, no job event (only the expense.created event)', async () => {
     const s = setup();
     await uploadOne(s, 1);
     const second = await uploadOne(s, 1);
     expect(second).toMatchObject({ extraction_status: 'manual', job_id: null });
-    expect(second.outbox ?? []).toHaveLength(0);
+    expect((second.outbox ?? []).map((e) => e.type)).toEqual(['expenses.expense.created']);
+  });
+
+  it('a job’s outcome is its expense.extraction_completed / extraction_failed event, in the write that settles it', async () => {
+    const s = setup();
+    const expense = await uploadOne(s);
+    expect(await s.runner(new FakeExtractor(async () => Promise.reject(new ExtractionFailure('unreadable', 'noise')))).run(expense.id, expense.job_id!)).toBe('failed');
+    const failedOne = (await s.store.expenses.get(expense.id))!;
+    const last = failedOne.outbox![failedOne.outbox!.length - 1];
+    expect(last.type).toBe('expenses.expense.extraction_failed');
+    expect(last.object).toMatchObject({ id: expense.id, extraction_status: 'failed', version: failedOne.version - 1 });
   });
 });
 

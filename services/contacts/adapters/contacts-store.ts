@@ -15,7 +15,7 @@ export function contactsStore(store: DocumentStore): ContactsStore {
   });
   const contacts = store.collection<ContactRecord>({
     name: 'contacts',
-    indexes: [['account_id', 'livemode', 'deleted'], ['account_id', 'livemode', 'invoice_account_id'], CREATION_KEY_INDEX],
+    indexes: [['account_id', 'livemode', 'deleted'], ['account_id', 'livemode', 'invoice_account_id'], CREATION_KEY_INDEX, ['outbox_pending', 'outbox_order']],
     uniqueKeys: creationUniqueKeys,
     // `q` (spec §4): a substring of the contact's and its legal entity's names, kept lower-cased here.
     searchField: 'search_text',
@@ -43,7 +43,7 @@ export function contactsStore(store: DocumentStore): ContactsStore {
     contactsByIdentifier,
     bankAccounts: store.collection<BankAccountRecord>({
       name: 'bank_accounts',
-      indexes: [['account_id', 'livemode', 'deleted'], CREATION_KEY_INDEX],
+      indexes: [['account_id', 'livemode', 'deleted'], CREATION_KEY_INDEX, ['outbox_pending', 'outbox_order']],
       // An IBAN is unique within the workspace, a cash register's name among its cash registers, a
       // plan-cap slot among the workspace's records; deleted records release their keys (not the
       // Idempotency-Key they were created under).

@@ -6,6 +6,7 @@ import { mutate, UniqueViolation } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
 import { normalizeAccountNumber, normalizeBic, normalizeCurrency, normalizeIban } from '../../shared/validation';
 import { BankAccountRecord, CAP_SLOT_KEY, ContactsStore } from '../ports/contacts-store';
+import { withEvent } from './events';
 
 /** Absent: leave unchanged; empty string: clear (the gateway maps JSON null to ""). */
 export interface BankAccountInput {
@@ -72,7 +73,11 @@ function uniqueness(err: unknown): never {
 }
 
 export class BankAccounts {
-  constructor(private readonly store: ContactsStore) {}
+  /** `written` wakes the outbox relay after a write that carries an event. */
+  constructor(
+    private readonly store: ContactsStore,
+    private readonly written: () => void = () => undefined,
+  ) {}
 
   /** The validated new record, not yet stored (no slot). */
   private async draft(tenant: Tenant, type: 'bank' | 'cash', input: BankAccountInput, token?: IdempotencyToken): Promise<Omit<BankAccountRecord, 'version'>> {
@@ -95,7 +100,7 @@ export class BankAccounts {
       ...createdUnder(token),
     };
     const { version: _version, ...record } = applyInput(blank, input);
-    return { ...record, id: await this.store.nextId('bank_account') };
+    return withEvent({ ...record, id: await this.store.nextId('bank_account') }, 'bank_account', 'created');
   }
 
   /**
@@ -106,7 +111,7 @@ export class BankAccounts {
    */
   createBankAccount(tenant: Tenant, input: BankAccountInput, cap: number | undefined, token?: IdempotencyToken): Promise<BankAccountRecord> {
     // Under an Idempotency-Key, a retry answers the account the first attempt created (no second slot).
-    return createOnce(this.store.bankAccounts, tenant, token, () => this.createNew(tenant, input, cap, token));
+    return createOnce(this.store.bankAccounts, tenant, token, () => this.createNew(tenant, input, cap, token)).finally(() => this.written());
   }
 
   private async createNew(tenant: Tenant, input: BankAccountInput, cap: number | undefined, token?: IdempotencyToken): Promise<BankAccountRecord> {
@@ -140,7 +145,7 @@ export class BankAccounts {
   }
 
   async createCashRegister(tenant: Tenant, name: string, currency?: string): Promise<BankAccountRecord> {
-    return this.store.bankAccounts.insert(await this.draft(tenant, 'cash', { name, currency })).catch(uniqueness);
+    return this.store.bankAccounts.insert(await this.draft(tenant, 'cash', { name, currency })).catch(uniqueness).finally(() => this.written());
   }
 
   /** Deleted records remain readable by id. */
@@ -164,14 +169,16 @@ export class BankAccounts {
     if (current.deleted) throw fail.notFound('bank account');
     const updated = await mutate(this.store.bankAccounts, id, (b) => {
       if (b.deleted) throw fail.notFound('bank account');
-      return { ...applyInput(b, input), updated_at: now() };
+      return withEvent({ ...applyInput(b, input), updated_at: now() }, 'bank_account', 'updated');
     }).catch(uniqueness);
+    this.written();
     return updated!;
   }
 
   async delete(tenant: Tenant, id: number): Promise<void> {
     const current = await this.get(tenant, id);
     if (current.deleted) throw fail.notFound('bank account');
-    await mutate(this.store.bankAccounts, id, (b) => (b.deleted ? null : { ...b, deleted: now(), updated_at: now() }));
+    await mutate(this.store.bankAccounts, id, (b) => (b.deleted ? null : withEvent({ ...b, deleted: now(), updated_at: now() }, 'bank_account', 'deleted')));
+    this.written();
   }
 }

@@ -5,6 +5,7 @@ import { mutate } from '../../shared/store/port';
 import { ownedBy, Tenant, tenantKey, tenantWhere } from '../../shared/tenant';
 import { ContactRecord, ContactsStore, LegalEntityRecord } from '../ports/contacts-store';
 import { foldIdentifier } from '../../shared/validation';
+import { withEvent } from './events';
 import { LegalEntities, LegalEntityInput } from './legal-entities';
 
 export interface ContactView {
@@ -40,7 +41,12 @@ function label(name: string | undefined): string | undefined {
 }
 
 export class Contacts {
-  constructor(private readonly store: ContactsStore, private readonly entities: LegalEntities) {}
+  /** `written` wakes the outbox relay after a write that carries an event. */
+  constructor(
+    private readonly store: ContactsStore,
+    private readonly entities: LegalEntities,
+    private readonly written: () => void = () => undefined,
+  ) {}
 
   private async entityFor(tenant: Tenant, input: CreateContactInput | UpdateContactInput): Promise<LegalEntityRecord | undefined> {
     if (input.invoice_account_id !== undefined && input.invoice_account !== undefined) {
@@ -62,6 +68,7 @@ export class Contacts {
       created = entity;
       return contact;
     });
+    this.written();
     return { contact, entity: created ?? (await this.entities.get(tenant, contact.invoice_account_id)) };
   }
 
@@ -76,7 +83,7 @@ export class Contacts {
     }
     const contactName = name || entity.name;
     const at = now();
-    const contact = await this.store.contacts.insert({
+    const record = {
       id: await this.store.nextId('contact'),
       ...tenantWhere(tenant),
       name: contactName,
@@ -87,7 +94,8 @@ export class Contacts {
       created_at: at,
       updated_at: at,
       ...createdUnder(token),
-    });
+    };
+    const contact = await this.store.contacts.insert(withEvent(record, 'contact', 'created'));
     return { contact, entity };
   }
 
@@ -155,8 +163,9 @@ export class Contacts {
       if (c.suspended) throw fail.forbidden('contact_suspended', 'this contact is suspended and cannot be updated');
       if (c.deleted) throw fail.notFound('contact');
       const nextName = name ?? c.name;
-      return { ...c, name: nextName, invoice_account_id: entity.id, search_text: searchText(nextName, entity.name), updated_at: now() };
+      return withEvent({ ...c, name: nextName, invoice_account_id: entity.id, search_text: searchText(nextName, entity.name), updated_at: now() }, 'contact', 'updated');
     });
+    this.written();
     if (input.invoice_account) await this.reindexEntity(tenant, entity);
     return { contact: contact!, entity };
   }
@@ -181,12 +190,14 @@ export class Contacts {
 
   async delete(tenant: Tenant, id: number): Promise<void> {
     await this.live(tenant, id);
-    await mutate(this.store.contacts, id, (c) => (c.deleted ? null : { ...c, deleted: now(), updated_at: now() }));
+    await mutate(this.store.contacts, id, (c) => (c.deleted ? null : withEvent({ ...c, deleted: now(), updated_at: now() }, 'contact', 'deleted')));
+    this.written();
   }
 
   async setSuspended(tenant: Tenant, id: number, suspended: boolean): Promise<ContactView> {
     await this.live(tenant, id);
-    const contact = await mutate(this.store.contacts, id, (c) => ({ ...c, suspended, updated_at: now() }));
+    const contact = await mutate(this.store.contacts, id, (c) => withEvent({ ...c, suspended, updated_at: now() }, 'contact', 'updated'));
+    this.written();
     return { contact: contact!, entity: await this.entities.get(tenant, contact!.invoice_account_id) };
   }
 }

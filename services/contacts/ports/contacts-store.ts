@@ -1,6 +1,7 @@
 // What the contacts domain persists. Every record belongs to one tenant (account_id + livemode).
 import type { AddressData } from '../../shared/address';
 import type { CreatedUnderKey } from '../../shared/idempotency';
+import type { OutboxFields } from '../../shared/outbox/entries';
 import { Collection, StoredDoc } from '../../shared/store/port';
 import type { Tenant } from '../../shared/tenant';
 
@@ -29,7 +30,8 @@ export interface LegalEntityRecord extends TenantOwned {
 }
 
 /** Created under an Idempotency-Key: the key is kept on the record (a retry answers it). */
-export interface ContactRecord extends TenantOwned, CreatedUnderKey {
+/** Contacts and bank accounts keep an outbox (docs/events.md); records written before it have none. */
+export interface ContactRecord extends TenantOwned, CreatedUnderKey, Partial<OutboxFields> {
   name: string;
   invoice_account_id: number;
   suspended: boolean;
@@ -43,7 +45,7 @@ export type BankAccountType = 'bank' | 'cash';
 /** Prefix of the unique key a record's plan-cap slot takes (`cap_slot:<tenant>:<n>`). */
 export const CAP_SLOT_KEY = 'cap_slot:';
 
-export interface BankAccountRecord extends TenantOwned, CreatedUnderKey {
+export interface BankAccountRecord extends TenantOwned, CreatedUnderKey, Partial<OutboxFields> {
   account_type: BankAccountType;
   name: string;
   iban: string | null;

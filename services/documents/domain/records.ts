@@ -1,7 +1,7 @@
 // Rules over a stored document: statuses, what locks its fiscal content, derived amounts, and the
 // outbox events that travel with every write of it.
 import { recordedUnder } from '../../shared/idempotency';
-import { appendToOutbox } from '../../shared/outbox/entries';
+import { appendWithSnapshot } from '../../shared/outbox/entries';
 import { Clock, IdSource } from '../ports/directory';
 import { DocType, DocumentRecord, OutboxEntry, EventPayload, PendingNumber } from '../ports/documents-store';
 import { Decimal, formatMoney, sum } from '../../shared/money';
@@ -101,6 +101,11 @@ export class EventFactory {
     });
   }
 
+  /** email_delivered / email_failed: the outcome of the invoice's latest send, applied to it. */
+  emailOutcome(doc: DocumentRecord, status: 'sent' | 'failed'): Omit<OutboxEntry, 'seq'> {
+    return this.changed(doc, status === 'sent' ? 'email_delivered' : 'email_failed', ['email_status', 'email_error']);
+  }
+
   sendRequested(doc: DocumentRecord, mail: { to: string[]; cc: string[]; bcc: string[]; subject: string; message: string; locale: string }, at: string): Omit<OutboxEntry, 'seq'> {
     return this.entry(doc, 'send_requested', {
       invoice_send_requested: { document_id: doc.id, number: doc.number ?? '', ...mail, requested_at: at },
@@ -110,10 +115,11 @@ export class EventFactory {
 
 /**
  * Appends events to the document's outbox: they are stored by the same write as the change, numbered after
- * the document's previous events (the order they are published in).
+ * the document's previous events (the order they are published in). Each carries the document as this
+ * write leaves it: the `data.object` of the tenant's event (docs/events.md).
  */
 export function withEvents(doc: DocumentRecord, ...entries: Array<Omit<OutboxEntry, 'seq'>>): DocumentRecord {
-  return appendToOutbox(doc, entries);
+  return appendWithSnapshot(doc, entries);
 }
 
 /** The issue transition: pure, so whoever completes a reserved number (even another process) writes the same. */

@@ -89,6 +89,7 @@ export function toDocumentMessage(view: DocumentView): Document {
     order_reference: opt(d.order_reference ?? null),
     contract_reference: opt(d.contract_reference ?? null),
     accounting_currency: opt(d.accounting_currency ?? null),
+    deleted: opt(d.deleted),
   };
 }
 

@@ -2,6 +2,7 @@ import { CREATION_KEY_INDEX, creationUniqueKeys } from '../../shared/idempotency
 import { TOPICS } from '../../shared/bus/port';
 import { OutboxSource } from '../../shared/outbox/relay';
 import { Collection, DocumentStore } from '../../shared/store/port';
+import { toExpenseMessage } from '../grpc/mapping';
 import { ExpenseRecord, ExpensesStore, PendingUploadRecord } from '../ports/expenses-store';
 
 export function expensesStore(store: DocumentStore): ExpensesStore {
@@ -20,7 +21,16 @@ export function expensesStore(store: DocumentStore): ExpensesStore {
   };
 }
 
-/** The expenses' outbox on the shared relay: extraction jobs go to invoicing.expenses.v1, keyed by workspace. */
+/**
+ * The expenses' outbox on the shared relay: extraction jobs and the tenant's expense events go to
+ * invoicing.expenses.v1, keyed by workspace; an event's expense is mapped as GetExpense maps it.
+ */
 export function expensesOutbox(expenses: Collection<ExpenseRecord>): OutboxSource<ExpenseRecord> {
-  return { name: 'expenses', collection: expenses, topic: TOPICS.expenses, envelope: (e) => ({ account_id: e.account_id, livemode: e.livemode }) };
+  return {
+    name: 'expenses',
+    collection: expenses,
+    topic: TOPICS.expenses,
+    envelope: (e) => ({ account_id: e.account_id, livemode: e.livemode }),
+    resource: async (object) => ({ expense: toExpenseMessage(object as unknown as ExpenseRecord) }),
+  };
 }

@@ -14,6 +14,7 @@ import type { BlobStore } from '../../shared/blobs/port';
 import { DomainError, fail } from '../../shared/errors';
 import { appliedUnder, createdUnder, createOnce, IdempotencyToken, recordedUnder } from '../../shared/idempotency';
 import { appendToOutbox, OutboxEntry } from '../../shared/outbox/entries';
+import { withExpenseEvent } from './events';
 import { DuplicateId, mutate, UniqueViolation, VersionConflict } from '../../shared/store/port';
 import { visibleFileName } from '../../shared/validation';
 import { ownedBy, Tenant, tenantWhere } from '../../shared/tenant';
@@ -125,7 +126,9 @@ export class ExpenseFiles {
         // The unit is held for this job until the expense (with the job) is written: quota and job commit together.
         ticket = await this.quota.take(tenant, request.allowance, now, { jobId, expenseId: id });
         const record = this.newRecord(tenant, id, jobId, file, ticket !== null, now, token);
-        inserted = await this.store.expenses.insert(ticket ? appendToOutbox(record, [jobEvent(record, now)]) : record);
+        // The expense.created event first, then (with a quota unit) the job: both in this one insert.
+        const created = withExpenseEvent(record, 'created', now.toISOString());
+        inserted = await this.store.expenses.insert(ticket ? appendToOutbox(created, [jobEvent(record, now)]) : created);
       } catch (err) {
         // Given back only when the expense is known not to be written; otherwise (a lost reply) the hold
         // stays and reconcile decides by whether the job exists.
@@ -215,7 +218,7 @@ export class ExpenseFiles {
         checkRetry(doc, { ...rules, hasFile: doc.file !== null }, now);
         queued = true;
         const next = { ...retried(doc, jobId, now), updated_at: now.toISOString() };
-        return recordedUnder(appendToOutbox(next, [jobEvent(next, now)]), token);
+        return recordedUnder(appendToOutbox(withExpenseEvent(next, 'updated', next.updated_at), [jobEvent(next, now)]), token);
       });
     } catch (err) {
       // Refused, or every compare-and-set lost: the job was not written. Anything else (a lost reply)

@@ -1,6 +1,7 @@
 // Expense CRUD (spec §4): list, create, read, partial update and soft delete. The supplier is a contact
 // of the workspace: linked by supplier_id, or created (and on update changed) inline through the
 // contacts service.
+import { withExpenseEvent } from './events';
 import { fail } from '../../shared/errors';
 import { createdUnder, createOnce, derivedToken, IdempotencyToken } from '../../shared/idempotency';
 import { ResolvedPage } from '../../shared/pagination';
@@ -30,6 +31,8 @@ const pendingSupplierKey = (expenseId: number, version: number) => `expense-${ex
 export interface ExpensesHooks {
   /** After the contacts service created (or answered) the inline supplier, before the expense links it. */
   afterSupplierCreated?(expenseId: number, contactId: number): Promise<void>;
+  /** After a write that carries an event: wakes the outbox relay. */
+  written?(): void;
 }
 
 export class Expenses {
@@ -83,8 +86,8 @@ export class Expenses {
         ...fields,
         ...createdUnder(token),
       });
-      return this.store.expenses.insert(record);
-    });
+      return this.store.expenses.insert(withExpenseEvent(record, 'created', record.created_at));
+    }).finally(() => this.hooks.written?.());
   }
 
   async update(tenant: Tenant, id: number, input: ExpenseInput, inline: InlineSupplier | undefined): Promise<ExpenseView> {
@@ -120,8 +123,10 @@ export class Expenses {
       }
       const derived = withDerived(next);
       if (JSON.stringify(derived) === JSON.stringify(doc)) return null;
-      return { ...derived, updated_at: this.now() };
+      const at = this.now();
+      return withExpenseEvent({ ...derived, updated_at: at }, 'updated', at);
     });
+    this.hooks.written?.();
     if (!written) throw fail.notFound('expense');
     return written;
   }
@@ -158,8 +163,9 @@ export class Expenses {
     const written = await mutate(this.store.expenses, id, (doc) => {
       if (!ownedBy(doc, tenant) || doc.deleted !== null) throw fail.notFound('expense');
       const at = this.now();
-      return { ...doc, deleted: at, updated_at: at };
+      return withExpenseEvent({ ...doc, deleted: at, updated_at: at }, 'deleted', at);
     });
+    this.hooks.written?.();
     if (!written) throw fail.notFound('expense');
   }
 

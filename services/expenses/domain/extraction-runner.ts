@@ -3,6 +3,7 @@
 // links or creates the supplier, and writes the result — or the failure and its reason — only if the
 // claim still owns the job. Jobs are found in the store (pending, or processing with a lapsed lease), so
 // a job whose process died is taken again; the bus event only wakes a worker early.
+import { withExpenseEvent } from './events';
 import { mutate } from '../../shared/store/port';
 import { Tenant } from '../../shared/tenant';
 import { ExpenseItemData, ExpenseRecord, ExpensesStore, storedConfidence } from '../ports/expenses-store';
@@ -63,7 +64,8 @@ export class ExtractionRunner {
       const next = claimed(doc, jobId, this.options.leaseMs, this.clock.now());
       if (!next) return null;
       claim = next.claim;
-      return next.state;
+      // No claim: the job is given up (too many attempts or sandbox kills) by this very write.
+      return next.claim ? next.state : withOutcomeEvent(next.state);
     });
     if (!taken) return 'not_due';
     if (!claim) return taken.extraction_status === 'failed' && taken.job_id === jobId ? 'failed' : 'not_due';
@@ -91,12 +93,13 @@ export class ExtractionRunner {
       if ('reason' in outcome) {
         const next = failed(doc, mine, outcome.reason, outcome.message, now);
         if (next) wrote = 'failed';
-        return next && { ...next, updated_at: now.toISOString() };
+        // A failure that will be tried again (back to pending) is not the job's outcome yet.
+        return next && withOutcomeEvent({ ...next, updated_at: now.toISOString() });
       }
       const next = completed(doc, mine, now);
       if (!next) return null;
       wrote = 'completed';
-      return { ...withExtracted(next, outcome.result, outcome.supplier), updated_at: now.toISOString() };
+      return withOutcomeEvent({ ...withExtracted(next, outcome.result, outcome.supplier), updated_at: now.toISOString() });
     });
     return wrote;
   }
@@ -168,4 +171,11 @@ export function withExtracted(record: ExpenseRecord, result: ExtractionResult, s
     confidence: storedConfidence(result.confidence),
   };
   return { ...next, sort_date: sortDateOf(next.issue_date), search_text: searchTextOf(next) };
+}
+
+/** The extraction_completed / extraction_failed event of a write that settles the job, in that write. */
+function withOutcomeEvent(doc: ExpenseRecord): ExpenseRecord {
+  if (doc.extraction_status === 'completed') return withExpenseEvent(doc, 'extraction_completed', doc.updated_at);
+  if (doc.extraction_status === 'failed') return withExpenseEvent(doc, 'extraction_failed', doc.updated_at);
+  return doc;
 }

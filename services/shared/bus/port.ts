@@ -60,4 +60,6 @@ export const TOPICS = {
   mail: 'invoicing.mail.v1',
   /** Extraction jobs of expenses (expenses.extraction.requested), consumed by the expenses service's worker group. */
   expenses: 'invoicing.expenses.v1',
+  /** Contacts and bank accounts (contacts.contact.*, contacts.bank_account.*), read by the events log. */
+  contacts: 'invoicing.contacts.v1',
 } as const;

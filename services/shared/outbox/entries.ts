@@ -20,6 +20,12 @@ export interface OutboxEntry<P = Record<string, unknown>> {
   payload: P;
   /** W3C traceparent of the traced request that wrote it (tracing on only): its publication joins that trace. */
   trace?: string;
+  /**
+   * The record as this change left it (its outbox fields left out), on the events a tenant sees: the
+   * relay turns it into the event's `resource` (docs/events.md). Taken by the write itself, so it is the
+   * state this change produced, not whatever the record holds when the relay gets to it.
+   */
+  object?: Record<string, unknown>;
 }
 
 /** Why an event was set aside: it can never be published, and must not block the events behind it. */
@@ -73,6 +79,22 @@ export function appendToOutbox<T extends Partial<OutboxFields<any>>>(record: T, 
   const trace = traceOf?.();
   const outbox = [...(record.outbox ?? []), ...entries.map((e) => ({ ...e, seq: ++seq, ...(trace ? { trace } : {}) }))];
   return { ...record, outbox, outbox_pending: true, outbox_order: orderKey(outbox), outbox_seq: seq };
+}
+
+const OUTBOX_FIELDS = new Set(['outbox', 'outbox_pending', 'outbox_order', 'outbox_seq', 'outbox_dead']);
+
+/** The record without its outbox: what a tenant's event carries as the resource (docs/events.md). */
+export function snapshotOf(record: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([field]) => !OUTBOX_FIELDS.has(field)));
+}
+
+/**
+ * Appends events that carry the record as this write leaves it (`object`): the events a tenant sees.
+ * Pass the record exactly as it is written; fields added after (idempotency tokens) are not shown anyway.
+ */
+export function appendWithSnapshot<T extends Partial<OutboxFields<any>>>(record: T, entries: Array<Omit<NonNullable<T['outbox']>[number], 'seq'>>): T {
+  const object = snapshotOf(record);
+  return appendToOutbox(record, entries.map((e) => ({ ...e, object })));
 }
 
 /** The record's pending events in the order they were written. */

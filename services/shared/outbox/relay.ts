@@ -11,8 +11,9 @@
 // the broker's message.max.bytes, it would fail on every attempt). An event that can never be published —
 // larger than a batch may be, or refused by the broker as a record — is set aside as a dead letter (kept
 // on its record, logged at error, counted) instead of blocking every event behind it.
-import { Event } from '../../../gen/invoicing/events/v1/events';
+import { Event, ResourceSnapshot } from '../../../gen/invoicing/events/v1/events';
 import { BusMessage, EventBus, MessagesRejected } from '../bus/port';
+import { DomainError } from '../errors';
 import { toMessage } from '../events';
 import { Logger } from '../logger';
 import { Collection, mutate, StoredDoc } from '../store/port';
@@ -29,6 +30,12 @@ export interface OutboxSource<T extends AnyOutboxRecord> {
   topic: string;
   /** Envelope fields taken from the record: the workspace the event belongs (and is keyed) to. */
   envelope(record: T): { account_id: number; livemode: boolean };
+  /**
+   * The tenant-visible resource of an event that carries its record's snapshot (`entry.object`), as the
+   * service's Get answers it (docs/events.md): the service's own record → message mapping. May read
+   * (a record's joins); a failure leaves the batch for the next round, like a broker outage.
+   */
+  resource?(object: Record<string, unknown>, record: T): Promise<ResourceSnapshot | undefined>;
 }
 
 /** A source of any record type (the relay treats payloads as opaque). */
@@ -53,8 +60,8 @@ const RECORD_OVERHEAD = 64;
 const BATCH_OVERHEAD = 128;
 
 /** The envelope of an outbox entry: id, type and time as written, the record's sequence, the payload. */
-export function outboxEvent(entry: OutboxEntry, envelope: { account_id: number; livemode: boolean }): Event {
-  return { id: entry.id, type: entry.type, occurred_at: entry.occurred_at, sequence: entry.seq ?? 0, ...envelope, ...entry.payload } as Event;
+export function outboxEvent(entry: OutboxEntry, envelope: { account_id: number; livemode: boolean }, resource?: ResourceSnapshot): Event {
+  return { id: entry.id, type: entry.type, occurred_at: entry.occurred_at, sequence: entry.seq ?? 0, ...envelope, resource, ...entry.payload } as Event;
 }
 
 interface Item {
@@ -141,7 +148,8 @@ export class OutboxRelay {
   private async relaySource(source: OutboxSource<AnyOutboxRecord>): Promise<number> {
     const rows = await source.collection.list({ where: { outbox_pending: true }, orderBy: ['outbox_order'], limit: this.batch });
     if (rows.length === 0) return 0;
-    const { batch, tooLarge } = this.select(source, rows);
+    const resources = await this.resources(source, rows);
+    const { batch, tooLarge } = this.select(source, rows, resources);
     const published: Item[] = [];
     const dead = new Map<Item, DeadLetterNote>();
     for (const item of tooLarge) {
@@ -157,10 +165,33 @@ export class OutboxRelay {
   }
 
   /**
+   * The resources of the pending events that carry a snapshot, by event id. A mapping the service refuses
+   * for good (a DomainError: a join it may not read) must not block every event behind it: that event goes
+   * out without its resource, logged at error. Anything else (the store unreachable) fails the round.
+   */
+  private async resources(source: OutboxSource<AnyOutboxRecord>, rows: AnyOutboxRecord[]): Promise<Map<string, ResourceSnapshot>> {
+    const found = new Map<string, ResourceSnapshot>();
+    if (!source.resource) return found;
+    for (const record of rows) {
+      for (const entry of record.outbox ?? []) {
+        if (!entry.object) continue;
+        try {
+          const resource = await source.resource(entry.object, record);
+          if (resource) found.set(entry.id, resource);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          this.log.error({ source: source.name, record_id: record.id, event_id: entry.id, type: entry.type, err: err.message }, 'outbox relay: the event’s resource cannot be mapped; published without it');
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
    * The next batch: the rows' events merged by occurrence time, each row's in its own order, up to the
    * byte bound. An event that alone exceeds the bound can never go out: it is returned to be set aside.
    */
-  private select(source: OutboxSource<AnyOutboxRecord>, rows: AnyOutboxRecord[]): { batch: Item[]; tooLarge: Item[] } {
+  private select(source: OutboxSource<AnyOutboxRecord>, rows: AnyOutboxRecord[], resources: Map<string, ResourceSnapshot>): { batch: Item[]; tooLarge: Item[] } {
     // Ties of occurrence time (a millisecond's clock resolution) go to the older record.
     const queues = [...rows].sort((a, b) => a.id - b.id).map((record) => ({ record, entries: pendingInOrder(record), next: 0 }));
     const batch: Item[] = [];
@@ -173,7 +204,7 @@ export class OutboxRelay {
       }
       if (!head) break;
       const entry = head.entries[head.next];
-      const message = toMessage(outboxEvent(entry, source.envelope(head.record)));
+      const message = toMessage(outboxEvent(entry, source.envelope(head.record), resources.get(entry.id)));
       // The publication joins the trace of the request that wrote the event (tracing on only).
       if (entry.trace) message.headers = { traceparent: entry.trace };
       const size = message.value.length + Buffer.byteLength(message.key) + RECORD_OVERHEAD;
