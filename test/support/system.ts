@@ -163,7 +163,7 @@ export function startProcess(script: string, env: Record<string, string>, label:
   return new Promise((resolve, reject) => {
     // The embedded process runs as `npm start` runs it: under its V8 heap bounds (EMBEDDED_HEAP_MB).
     const flags = script === dist('deploy/embedded/main.js') ? embeddedNodeFlags({ ...base, ...env }) : [];
-    const child = spawn(process.execPath, [...flags, script], {
+    const child = spawn(process.execPath, ['--require', dist('test/support/die-with-parent.js'), ...flags, script], {
       // Metrics off unless asked for: many systems share this machine, and 9464 only once.
       env: { ...base, NODE_ENV: 'test', LOG_LEVEL: 'error', METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
