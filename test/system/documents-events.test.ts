@@ -73,8 +73,23 @@ const key = (e: Event) => {
 };
 const unique = (events: Event[]) => [...new Map(events.map((e) => [e.id, e])).values()];
 
-async function changesOf(ws: DocsWorkspace): Promise<string[]> {
+/**
+ * The send's outcome lands on the invoice as a change of its own, with its event, once the mail service
+ * consumed the send (email_status sent, or failed: this system may have no SMTP relay).
+ */
+async function mailOutcomeOf(ws: DocsWorkspace, invoiceId: number): Promise<string> {
+  const status = await eventually(async () => {
+    const now = (await ws.api.get(`${ws.base}/invoices/${invoiceId}`)).body.email_status;
+    expect(['sent', 'failed']).toContain(now);
+    return now as 'sent' | 'failed';
+  }, 90_000);
+  return `documents.invoice.${status === 'sent' ? 'email_delivered' : 'email_failed'}#${invoiceId}`;
+}
+
+/** Changes of every kind; the events they publish, and the invoice that was sent (its outcome comes later). */
+async function changesOf(ws: DocsWorkspace): Promise<{ expected: string[]; sent: number }> {
   const expected: string[] = [];
+  let sent = 0;
   const post = (p: string, body?: unknown) => ws.api.post(`${ws.base}/${p}`, body);
   const inv = (await post('invoices', { purchaser_id: ws.purchaser, line_items: [line()] })).body;
   expected.push(`documents.invoice.created#${inv.id}`);
@@ -86,6 +101,7 @@ async function changesOf(ws: DocsWorkspace): Promise<string[]> {
   expected.push(`documents.invoice.send_requested#${inv.id}`);
   expect((await post(`invoices/${inv.id}/mark_paid`)).status).toBe(200);
   expected.push(`documents.invoice.paid#${inv.id}`);
+  sent = inv.id;
   const quote = (await post('quotes', { purchaser_id: ws.purchaser, line_items: [line()] })).body;
   await post(`quotes/${quote.id}/accept`);
   expected.push(`documents.quote.created#${quote.id}`, `documents.quote.accepted#${quote.id}`);
@@ -100,7 +116,7 @@ async function changesOf(ws: DocsWorkspace): Promise<string[]> {
   const gone = (await post('credit_notes', { purchaser_id: ws.purchaser })).body;
   expect((await ws.api.delete(`${ws.base}/credit_notes/${gone.id}`)).status).toBe(204);
   expected.push(`documents.credit_note.created#${gone.id}`, `documents.credit_note.deleted#${gone.id}`);
-  return expected;
+  return { expected, sent };
 }
 
 describe('distributed mode on real engines', () => {
@@ -112,7 +128,8 @@ describe('events on Kafka', () => {
     const ws = await docsWorkspace(system);
     const listener = await listen(ws.id);
     try {
-      const expected = await changesOf(ws);
+      const changes = await changesOf(ws);
+      const expected = [...changes.expected, await mailOutcomeOf(ws, changes.sent)];
       await eventually(async () => expect(unique(listener.events).map(key).sort()).toEqual([...expected].sort()), 30_000);
       const events = unique(listener.events);
       // The workspace's partition delivers them in the order they happened.
@@ -130,16 +147,17 @@ describe('events on Kafka', () => {
 
   it('with Kafka stopped, changes still commit; after its restart every event arrives exactly once', async () => {
     const ws = await docsWorkspace(system); // identity publishes on Kafka too: set up before the outage
-    let expected: string[] = [];
+    let changes: { expected: string[]; sent: number } = { expected: [], sent: 0 };
     await stopEngine('kafka', kafkaDir);
     try {
-      expected = await changesOf(ws);
+      changes = await changesOf(ws);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     } finally {
       await startEngine('kafka', kafkaDir);
     }
     const listener = await listen(ws.id);
     try {
+      const expected = [...changes.expected, await mailOutcomeOf(ws, changes.sent)];
       await eventually(async () => expect(unique(listener.events).map(key).sort()).toEqual([...expected].sort()), 90_000);
       // Exactly once per change: one event id per change, whatever the broker redelivered.
       const ids = new Map<string, Set<string>>();
